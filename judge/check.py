@@ -1,0 +1,102 @@
+"""``judge check``: a package proves its own tests.
+
+A package passes when its schema loads, its tests import (public cases first, at least one
+example), the reference is accepted, the starter is not, and every file under
+``submissions/<verdict>/`` gets exactly that verdict.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from judge.grader import Options, grade
+from judge.package import Problem
+from judge.report import Report
+from judge.verdict import Verdict
+from sandbox.launch import Launcher
+
+
+@dataclass
+class Outcome:
+    """One graded file of a package: what it should get and what it got."""
+
+    label: str  # "reference", "starter", "submissions/wrong_answer/x.py"
+    expected: str  # a verdict, or "not accepted"
+    report: Report
+
+    @property
+    def ok(self) -> bool:
+        got = self.report.verdict
+        if self.expected == "not accepted":
+            return got not in (Verdict.ACCEPTED, Verdict.INTERNAL_ERROR)
+        return str(got) == self.expected
+
+    def explain(self) -> str:
+        r = self.report
+        text = f"{self.label}: expected {self.expected}, got {r.verdict}"
+        failing = [t for t in r.tests if t.verdict not in (Verdict.ACCEPTED, Verdict.SKIPPED)]
+        if r.message.en:
+            text += "\n    " + r.message.en.replace("\n", "\n    ")
+        for t in failing[:3]:
+            text += f"\n    {t.name} [{t.verdict}]: " + t.message.en.replace("\n", "\n      ")
+        text += f"\n    (seed {r.seed})"
+        return text
+
+
+@dataclass
+class CheckResult:
+    problem: Problem
+    errors: list[str] = field(default_factory=list)
+    outcomes: list[Outcome] = field(default_factory=list)
+
+    @property
+    def ok(self) -> bool:
+        return not self.errors and all(o.ok for o in self.outcomes)
+
+    def problems(self) -> list[str]:
+        return self.errors + [o.explain() for o in self.outcomes if not o.ok]
+
+
+def check_problem(problem: Problem, launcher: Launcher, *, seed: int | None = None,
+                  workers: int = 2, throughput: bool = True,
+                  on_outcome: Callable[[Outcome], None] | None = None) -> CheckResult:
+    result = CheckResult(problem)
+    try:
+        suite = problem.tests
+    except Exception as e:
+        result.errors.append(f"tests.py does not load: {type(e).__name__}: {e}")
+        return result
+    if not suite.cases:
+        result.errors.append("tests.py declares no @case")
+        return result
+    if not any(c.is_example for c in suite.cases):
+        result.errors.append("tests.py has no public example_* case")
+    for tp in problem.meta.throughput:
+        if tp.workload not in suite.workloads:
+            result.errors.append(f"throughput {tp.name!r}: tests.py has no @workload "
+                                 f"{tp.workload!r}")
+    if result.errors:
+        return result
+
+    jobs: list[tuple[str, str, str]] = [
+        ("reference", "accepted", problem.read("reference.py")),
+        ("starter", "not accepted", problem.starter),
+    ]
+    for verdict, path in problem.submissions():
+        label = str(Path("submissions") / verdict / path.name)
+        jobs.append((label, verdict, path.read_text(encoding="utf-8")))
+    options = Options(seed=seed, throughput=throughput)
+
+    def run(job: tuple[str, str, str]) -> Outcome:
+        label, expected, code = job
+        outcome = Outcome(label, expected, grade(problem, code, launcher, options))
+        if on_outcome:
+            on_outcome(outcome)
+        return outcome
+
+    with ThreadPoolExecutor(max_workers=max(1, workers)) as pool:
+        result.outcomes = list(pool.map(run, jobs))
+    return result

@@ -1,0 +1,178 @@
+"""Comparators: one per concern, one signature.
+
+Each ``check(got, expected, *, what, **opts)`` returns ``None`` when ``got`` is right and
+otherwise a :class:`~judge.i18n.T` that says, in the learner's terms, what was expected,
+what came back and where (``what`` names the value, such as ``attention_mask``)::
+
+    attention_mask[1, 0]: expected True, got False
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import torch
+
+from judge.i18n import T
+from sandbox.protocol import Unencodable
+
+MAX_SHOWN = 8
+
+
+def describe_type(v: Any) -> str:
+    """What a learner would call the type of a value that came back."""
+    if isinstance(v, Unencodable):
+        return v.type
+    if isinstance(v, torch.Tensor):
+        return f"Tensor(dtype={v.dtype}, shape={list(v.shape)})"
+    return type(v).__name__
+
+
+def show(v: Any) -> str:
+    """A short, readable rendering of a value for a message."""
+    if isinstance(v, Unencodable):
+        return f"{v.type} {v.repr}"
+    if isinstance(v, torch.Tensor):
+        if v.numel() <= 16:
+            return f"tensor({v.tolist()})"
+        return f"tensor(shape={list(v.shape)}, dtype={v.dtype})"
+    text = repr(v)
+    return text if len(text) <= 80 else text[:77] + "..."
+
+
+def index_str(index: tuple[int, ...]) -> str:
+    return "[" + ", ".join(str(i) for i in index) + "]"
+
+
+def is_type(got: Any, expected: type | tuple[type, ...], *, what: str) -> T | None:
+    if isinstance(got, expected) and not (expected is int and isinstance(got, bool)):
+        return None
+    names = (" / ".join(t.__name__ for t in expected) if isinstance(expected, tuple)
+             else expected.__name__)
+    return T(f"{what}：期望 {names}，得到 {describe_type(got)}",
+             f"{what}: expected {names}, got {describe_type(got)}")
+
+
+def tensor_meta(got: Any, expected: torch.Tensor, *, what: str) -> T | None:
+    """A tensor of the expected dtype and shape."""
+    if not isinstance(got, torch.Tensor):
+        return T(f"{what}：期望一个张量 (torch.Tensor)，得到 {describe_type(got)}",
+                 f"{what}: expected a torch.Tensor, got {describe_type(got)}")
+    if got.dtype != expected.dtype:
+        return T(f"{what}：期望 dtype 为 {expected.dtype}，得到 {got.dtype}",
+                 f"{what}: expected dtype {expected.dtype}, got {got.dtype}")
+    if got.shape != expected.shape:
+        return T(f"{what}：期望形状 {list(expected.shape)}，得到 {list(got.shape)}",
+                 f"{what}: expected shape {list(expected.shape)}, got {list(got.shape)}")
+    return None
+
+
+def _first_mismatch(bad: torch.Tensor) -> tuple[int, ...]:
+    return tuple(int(i) for i in bad.nonzero()[0].tolist())
+
+
+def tensor_equal(got: Any, expected: torch.Tensor, *, what: str) -> T | None:
+    """Same dtype, shape and values (NaN equals NaN)."""
+    if (m := tensor_meta(got, expected, what=what)) is not None:
+        return m
+    if expected.numel() == 0:
+        return None
+    if expected.dtype.is_floating_point or expected.dtype.is_complex:
+        bad = (got != expected) & ~(got.isnan() & expected.isnan())
+    else:
+        bad = got != expected
+    if not bool(bad.any()):
+        return None
+    idx = _first_mismatch(bad)
+    count = int(bad.sum())
+    e, g = expected[idx].item(), got[idx].item()
+    return T(f"{what}{index_str(idx)}：期望 {e!r}，得到 {g!r}（共 {count} 处不同）",
+             f"{what}{index_str(idx)}: expected {e!r}, got {g!r} ({count} differ)")
+
+
+def tensor_close(got: Any, expected: torch.Tensor, *, what: str,
+                 rtol: float = 1e-5, atol: float = 1e-8) -> T | None:
+    """Same dtype and shape; values within ``atol + rtol * |expected|``."""
+    if (m := tensor_meta(got, expected, what=what)) is not None:
+        return m
+    if expected.numel() == 0:
+        return None
+    g, e = got.double(), expected.double()
+    bad = ~torch.isclose(g, e, rtol=rtol, atol=atol, equal_nan=True)
+    if not bool(bad.any()):
+        return None
+    idx = _first_mismatch(bad)
+    worst = float(((g - e).abs() / (e.abs() + atol)).nan_to_num(math.inf).max())
+    return T(f"{what}{index_str(idx)}：期望 {e[idx].item():.8g}，得到 {g[idx].item():.8g}"
+             f"（最大相对误差 {worst:.3g}，允许 rtol={rtol:g}, atol={atol:g}）",
+             f"{what}{index_str(idx)}: expected {e[idx].item():.8g}, got {g[idx].item():.8g}"
+             f" (worst relative error {worst:.3g}; allowed rtol={rtol:g}, atol={atol:g})")
+
+
+def float_close(got: Any, expected: float, *, what: str,
+                rtol: float = 1e-6, atol: float = 1e-9) -> T | None:
+    """A Python float (an int or a 0-d tensor's .item() is accepted) close to expected."""
+    if isinstance(got, bool) or not isinstance(got, int | float):
+        return T(f"{what}：期望一个 float，得到 {describe_type(got)}",
+                 f"{what}: expected a float, got {describe_type(got)}")
+    if math.isclose(float(got), expected, rel_tol=rtol, abs_tol=atol) or (
+            math.isnan(expected) and math.isnan(got)):
+        return None
+    return T(f"{what}：期望 {expected:.10g}，得到 {float(got):.10g}",
+             f"{what}: expected {expected:.10g}, got {float(got):.10g}")
+
+
+def keys_equal(got: Any, expected: dict, *, what: str) -> T | None:
+    """A dict with exactly the expected keys."""
+    if not isinstance(got, dict):
+        return T(f"{what}：期望一个 dict，得到 {describe_type(got)}",
+                 f"{what}: expected a dict, got {describe_type(got)}")
+    missing = [k for k in expected if k not in got]
+    extra = [k for k in got if k not in expected]
+    if not missing and not extra:
+        return None
+    parts_zh, parts_en = [], []
+    if missing:
+        parts_zh.append(f"缺少键 {missing}")
+        parts_en.append(f"missing keys {missing}")
+    if extra:
+        parts_zh.append(f"多出键 {extra}")
+        parts_en.append(f"unexpected keys {extra}")
+    return T(f"{what}：{'，'.join(parts_zh)}（应当恰好是 {list(expected)}）",
+             f"{what}: {', '.join(parts_en)} (expected exactly {list(expected)})")
+
+
+def value_equal(got: Any, expected: Any, *, what: str) -> T | None:
+    """Deep equality over dicts, lists, tuples, scalars and tensors, with the path of the
+    first difference. Lists and tuples are not interchangeable; ints and floats are."""
+    if isinstance(expected, torch.Tensor):
+        return tensor_equal(got, expected, what=what)
+    if isinstance(expected, dict):
+        if (m := keys_equal(got, expected, what=what)) is not None:
+            return m
+        for k, v in expected.items():
+            if (m := value_equal(got[k], v, what=f"{what}[{k!r}]")) is not None:
+                return m
+        return None
+    if isinstance(expected, list | tuple):
+        if type(got) is not type(expected):
+            return T(f"{what}：期望 {type(expected).__name__}，得到 {describe_type(got)}",
+                     f"{what}: expected a {type(expected).__name__}, got {describe_type(got)}")
+        if len(got) != len(expected):
+            return T(f"{what}：期望长度 {len(expected)}，得到 {len(got)}",
+                     f"{what}: expected length {len(expected)}, got {len(got)}")
+        for i, (g, e) in enumerate(zip(got, expected, strict=True)):
+            if (m := value_equal(g, e, what=f"{what}[{i}]")) is not None:
+                return m
+        return None
+    if isinstance(expected, bool) or expected is None or isinstance(expected, str):
+        ok = type(got) is type(expected) and got == expected
+    elif isinstance(expected, int | float):
+        ok = isinstance(got, int | float) and not isinstance(got, bool) and got == expected
+    else:
+        ok = got == expected
+    if ok:
+        return None
+    return T(f"{what}：期望 {show(expected)}，得到 {show(got)}",
+             f"{what}: expected {show(expected)}, got {show(got)}")

@@ -1,0 +1,231 @@
+"""Judge one submission against a problem's tests: ``grade(problem, code, launcher)``.
+
+The submission and the reference each run in a runner process of their own, started by
+the same launcher (the same kind of sandbox). Cases run in the grader, in test order; the
+secret seed makes every input, and every comparison happens here. A submission's verdict
+is its first failing test's.
+"""
+
+from __future__ import annotations
+
+import logging
+import secrets
+import shutil
+import tempfile
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import torch
+
+from judge.i18n import T
+from judge.package import Problem
+from judge.report import Report, TestResult
+from judge.session import Budget, ImportFailed, RunnerLost, RunnerSession, SubmissionError
+from judge.testing import CaseFailed, CaseSpec, Ctx, ReferenceFailed, case_seed
+from judge.verdict import Verdict
+from sandbox.launch import Job, Launcher, Limits
+
+log = logging.getLogger(__name__)
+
+MAX_RESTARTS = 3
+LIMIT_VERDICTS = {Verdict.TIME_LIMIT_EXCEEDED, Verdict.MEMORY_LIMIT_EXCEEDED,
+                  Verdict.OUTPUT_LIMIT_EXCEEDED}
+
+Progress = Callable[[dict[str, Any]], None]
+
+
+@dataclass(frozen=True)
+class Options:
+    seed: int | None = None
+    public_only: bool = False
+    examples_only: bool = False
+    cases: tuple[str, ...] = ()
+    throughput: bool = True
+    cuda: bool = False  # a CUDA device is available to the runners
+    jobs_root: Path | None = None
+
+
+def limits_for(problem: Problem) -> Limits:
+    lim = problem.meta.limits
+    return Limits(cpu_s=lim.cpu_s, memory_mb=lim.memory_mb, output_bytes=lim.output_kb * 1024,
+                  lifetime_s=max(120.0, lim.case_wall_s * 4 + 60))
+
+
+class Sessions:
+    """The runner processes of one job: the shared ``sub`` and ``ref`` sessions, restarted
+    when they die, and fresh ones that cases ask for."""
+
+    def __init__(self, launcher: Launcher, problem: Problem, root: Path, code: str,
+                 device: str) -> None:
+        self.launcher = launcher
+        self.jobs: dict[str, Job] = {}
+        self.hellos: dict[str, dict[str, Any]] = {}
+        limits = limits_for(problem)
+        sources = {"sub": code, "ref": problem.read("reference.py")}
+        for role, source in sources.items():
+            folder = root / role
+            folder.mkdir()
+            (folder / "submission.py").write_text(source, encoding="utf-8")
+            hello: dict[str, Any] = {"submission": folder / "submission.py",
+                                     "names": list(problem.meta.names), "threads": 1,
+                                     "device": device}
+            if problem.fixture_path is not None:
+                shutil.copyfile(problem.fixture_path, folder / "fixture.py")
+                hello["fixture"] = folder / "fixture.py"
+            self.jobs[role] = Job(folder, limits, device)
+            self.hellos[role] = hello
+        self.current: dict[str, RunnerSession] = {}
+        self.all: list[RunnerSession] = []
+        self.restarts = 0
+
+    def new(self, role: str) -> RunnerSession:
+        session = RunnerSession(self.launcher, self.jobs[role], self.hellos[role])
+        self.all.append(session)
+        session.start()
+        return session
+
+    def get(self, role: str, fresh: bool = False) -> RunnerSession:
+        if fresh:
+            return self.new(role)
+        session = self.current.get(role)
+        if session is None or not session.alive:
+            if session is not None and role == "sub":
+                self.restarts += 1
+            session = self.current[role] = self.new(role)
+        return session
+
+    def close(self) -> None:
+        for session in self.all:
+            session.close()
+
+
+def grade(problem: Problem, code: str, launcher: Launcher, options: Options = Options(),
+          on_progress: Progress | None = None) -> Report:
+    """Judge ``code`` against ``problem``. Never raises for anything the code does."""
+    started = time.monotonic()
+    seed = options.seed if options.seed is not None else secrets.randbits(62)
+    device = "cuda" if options.cuda else "cpu"
+    report = Report(Verdict.ACCEPTED, problem.slug, seed, launcher.isolation,
+                    problem_version=problem.content_hash[:12], torch=torch.__version__,
+                    device=device)
+    emit = on_progress or (lambda event: None)
+    root = Path(tempfile.mkdtemp(prefix="judge-", dir=options.jobs_root))
+    sessions = None
+    try:
+        cases = problem.tests.select(public_only=options.public_only,
+                                     examples_only=options.examples_only,
+                                     names=list(options.cases) or None)
+        emit({"event": "start", "total": len(cases), "seed": seed,
+              "tests": [{"name": c.name, "visibility": c.visibility} for c in cases]})
+        sessions = Sessions(launcher, problem, root, code, device)
+        sub, ref = sessions.get("sub"), sessions.get("ref")
+        try:
+            sub.ready()
+        except ImportFailed as e:
+            report.verdict = Verdict.COMPILE_ERROR
+            report.message = e.describe()
+            report.tests = [_skipped(c) for c in cases]
+            return report
+        except RunnerLost as e:
+            report.verdict, report.message = e.verdict, e.message
+            report.tests = [_skipped(c) for c in cases]
+            return report
+        ref.ready()
+        _run_cases(problem, cases, sessions, report, options, emit)
+        if (report.verdict is Verdict.ACCEPTED and options.throughput and problem.meta.throughput
+                and not options.public_only and not options.cases):
+            from judge.throughput import run_checks
+
+            run_checks(problem, sessions, report, seed, device, emit)
+    except (ImportFailed, ReferenceFailed, RunnerLost) as e:
+        # Only the reference's session gets here: the package is broken.
+        report.verdict = Verdict.INTERNAL_ERROR
+        report.message = T(f"参考解答无法运行：{e}", f"the reference could not run: {e}")
+        log.error("reference failed for %s: %s", problem.slug, e)
+    except Exception as e:
+        log.exception("internal error grading %s", problem.slug)
+        report.verdict = Verdict.INTERNAL_ERROR
+        report.message = T(f"评测系统内部错误：{type(e).__name__}: {e}",
+                           f"internal error: {type(e).__name__}: {e}")
+    finally:
+        if sessions is not None:
+            sessions.close()
+        shutil.rmtree(root, ignore_errors=True)
+        report.time_ms = (time.monotonic() - started) * 1000
+        emit({"event": "done", "verdict": str(report.verdict)})
+    return report
+
+
+def _skipped(spec: CaseSpec, why: T | None = None) -> TestResult:
+    return TestResult(spec.name, spec.visibility, spec.category, Verdict.SKIPPED,
+                      why or T("", ""))
+
+
+def _run_cases(problem: Problem, cases: list[CaseSpec], sessions: Sessions, report: Report,
+               options: Options, emit: Progress) -> None:
+    stop: T | None = None
+    for index, spec in enumerate(cases):
+        if stop is None and spec.device == "cuda" and not options.cuda:
+            result = _skipped(spec, T("需要 CUDA，本机没有", "needs CUDA, none here"))
+        elif stop is not None:
+            result = _skipped(spec, stop)
+        else:
+            emit({"event": "running", "index": index, "name": spec.name})
+            result = run_case(problem, spec, sessions, report.seed, options)
+            if result.verdict in LIMIT_VERDICTS:
+                stop = T("之前的用例超出了限制，未运行", "not run: an earlier case hit a limit")
+            elif sessions.restarts > MAX_RESTARTS:
+                stop = T("进程多次崩溃，未运行", "not run: the process crashed too often")
+        report.tests.append(result)
+        if (report.verdict is Verdict.ACCEPTED
+                and result.verdict not in (Verdict.ACCEPTED, Verdict.SKIPPED)):
+            report.verdict = result.verdict
+            if result.visibility == "public":
+                report.message = T(f"{result.name}：", f"{result.name}: ") + result.message
+            else:
+                report.message = T(f"隐藏用例 {result.name}（{result.category.zh}）未通过",
+                                   f"hidden case {result.name} ({result.category.en}) failed")
+        emit({"event": "test", "index": index, "result": result.to_json("zh"),
+              "learner": result.to_json("zh", learner=True)})
+
+
+def run_case(problem: Problem, spec: CaseSpec, sessions: Sessions, seed: int,
+             options: Options) -> TestResult:
+    """Run one case and turn how it ended into a TestResult."""
+    timeout = spec.timeout_s or problem.meta.limits.case_wall_s
+    budget = Budget(timeout)
+    sub = sessions.get("sub")
+    out_before = len(sub.output())
+    ctx = Ctx(seed=case_seed(seed, spec.name), public=spec.public, budget=budget,
+              sessions=sessions.get, workdirs={r: j.dir for r, j in sessions.jobs.items()},
+              device="cuda" if options.cuda else "cpu")
+    verdict, message = Verdict.ACCEPTED, T.join(ctx.notes)
+    try:
+        spec.fn(ctx)
+        message = T.join(ctx.notes)
+    except CaseFailed as e:
+        verdict, message = Verdict.WRONG_ANSWER, e.message
+    except SubmissionError as e:
+        verdict = Verdict.MEMORY_LIMIT_EXCEEDED if e.is_memory else Verdict.RUNTIME_ERROR
+        message = e.describe()
+    except RunnerLost as e:
+        verdict, message = e.verdict, e.message
+    except ImportFailed as e:
+        verdict, message = Verdict.COMPILE_ERROR, e.describe()
+    except ReferenceFailed as e:
+        log.error("reference failed in %s/%s: %s", problem.slug, spec.name, e)
+        verdict = Verdict.INTERNAL_ERROR
+        message = T(f"参考解答出错：{e}", f"the reference failed: {e}")
+    except Exception as e:
+        log.exception("test %s/%s crashed", problem.slug, spec.name)
+        verdict = Verdict.INTERNAL_ERROR
+        message = T(f"测试代码出错：{type(e).__name__}: {e}",
+                    f"the test itself crashed: {type(e).__name__}: {e}")
+    output = ""
+    if spec.public:
+        output = sub.output()[out_before:] if sessions.current.get("sub") is sub else ""
+    return TestResult(spec.name, spec.visibility, spec.category, verdict, message,
+                      budget.used * 1000, output)

@@ -1,0 +1,40 @@
+"""Choosing how submissions are isolated.
+
+The sandbox is the default everywhere. Running without it takes an explicit option
+(``--no-sandbox`` or ``JUDGE_NO_SANDBOX=1`` for development), and it is logged loudly:
+without the sandbox a submission can read and change anything this user can.
+"""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import os
+
+from sandbox.launch import Launcher, PlainLauncher
+
+log = logging.getLogger("judge.isolation")
+
+WARNING = ("SANDBOX DISABLED: submissions run as plain child processes with this user's "
+           "rights. Use this for development only, never to judge other people's code.")
+
+
+def dev_mode_requested(flag: bool = False) -> bool:
+    return flag or os.environ.get("JUDGE_NO_SANDBOX") == "1"
+
+
+def plain_launcher() -> Launcher:
+    log.warning(WARNING)
+    return PlainLauncher()
+
+
+def sandbox_launcher() -> Launcher:
+    from sandbox.bwrap import BwrapLauncher
+
+    return BwrapLauncher()
+
+
+def launcher_from_args(args: argparse.Namespace) -> Launcher:
+    if dev_mode_requested(getattr(args, "no_sandbox", False)):
+        return plain_launcher()
+    return sandbox_launcher()

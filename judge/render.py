@@ -1,0 +1,79 @@
+"""Plain-text rendering of reports for terminals (``python -m judge`` and the practice CLI):
+one line per case, the failure message indented under it, then a summary."""
+
+from __future__ import annotations
+
+import os
+import sys
+import unicodedata
+
+from judge.i18n import T
+from judge.report import Report, TestResult
+from judge.verdict import Verdict
+
+COLOR = sys.stdout.isatty() and os.environ.get("NO_COLOR") is None
+MARKS = {Verdict.ACCEPTED: ("✓", "32"), Verdict.SKIPPED: ("-", "33")}
+
+
+def paint(text: str, code: str) -> str:
+    return f"\033[{code}m{text}\033[0m" if COLOR else text
+
+
+def width(text: str) -> int:
+    return sum(2 if unicodedata.east_asian_width(ch) in "WF" else 1 for ch in text)
+
+
+def pad(text: str, n: int) -> str:
+    return text + " " * max(0, n - width(text))
+
+
+def case_line(t: TestResult, lang: str, name_width: int = 28) -> str:
+    mark, color = MARKS.get(t.verdict, ("✗", "31"))
+    tail = "" if t.verdict is Verdict.ACCEPTED else f"  [{t.verdict.label(lang)}]"
+    time = f"{t.time_ms:.0f} ms" if t.verdict is not Verdict.SKIPPED else ""
+    return (f" {paint(mark, color)} {pad(t.name, name_width)} "
+            f"{paint(pad(t.category(lang), 30), '90')} {time:>8}{tail}")
+
+
+def indent(text: str, spaces: int = 5) -> str:
+    return "\n".join(" " * spaces + line for line in text.rstrip().splitlines())
+
+
+def summary(report: Report, lang: str) -> str:
+    v = report.verdict
+    color = "32" if v is Verdict.ACCEPTED else "31"
+    text = T(f"{v.label.zh}：{report.passed} / {len(report.tests)} 个用例通过",
+             f"{v.label.en}: {report.passed} / {len(report.tests)} cases passed")(lang)
+    return paint(text, color)
+
+
+def render(report: Report, lang: str, *, show_hidden_messages: bool = True) -> str:
+    lines = []
+    if report.verdict is Verdict.COMPILE_ERROR or (report.message(lang) and not report.tests):
+        lines.append(indent(report.message(lang), 1))
+    name_width = max([len(t.name) for t in report.tests] + [12]) + 1
+    for t in report.tests:
+        lines.append(case_line(t, lang, name_width))
+        hidden = t.visibility == "hidden" and not show_hidden_messages
+        if t.message(lang) and t.verdict is not Verdict.SKIPPED and not hidden:
+            lines.append(indent(t.message(lang)))
+        if t.output and t.verdict is not Verdict.ACCEPTED:
+            label = T("输出：", "output:")(lang)
+            lines.append(paint(indent(label + "\n" + t.output.rstrip()[-2000:]), "90"))
+    for tp in report.throughput:
+        lines.append(throughput_line(tp, lang))
+    if report.verdict is Verdict.INTERNAL_ERROR and report.tests and report.message(lang):
+        lines.append(indent(report.message(lang), 1))
+    lines.append(summary(report, lang))
+    return "\n".join(lines)
+
+
+def throughput_line(tp: dict, lang: str) -> str:
+    ok = tp.get("verdict") == "accepted"
+    mark = paint("✓", "32") if ok else paint("✗", "31")
+    ratio = tp.get("ratio")
+    need = tp.get("min_ratio")
+    text = T(f"速度 {ratio:.2f}× 参考解答（至少 {need:.2f}×）" if ratio is not None else "未测",
+             f"speed {ratio:.2f}× the reference (at least {need:.2f}×)"
+             if ratio is not None else "not measured")(lang)
+    return f" {mark} {pad(tp.get('name', ''), 28)} {text}"

@@ -1,0 +1,111 @@
+"""The result of judging one submission, and the views of it that leave the grader.
+
+``Report.to_json(lang)`` is the full record (the CLI's ``--json``, the worker's upload,
+what admins see). ``Report.for_learner(lang)`` is what a learner may see: hidden tests keep
+their name, category, verdict and time, never their message or output.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from judge.i18n import T
+from judge.verdict import Verdict
+
+EMPTY = T("", "")
+
+
+@dataclass
+class TestResult:
+    name: str
+    visibility: str  # "public" or "hidden"
+    category: T
+    verdict: Verdict
+    message: T = EMPTY
+    time_ms: float = 0.0
+    output: str = ""  # what the submission printed during the case (public cases only)
+
+    def to_json(self, lang: str, *, learner: bool = False) -> dict[str, Any]:
+        hidden = self.visibility == "hidden"
+        data: dict[str, Any] = {
+            "name": self.name,
+            "visibility": self.visibility,
+            "category": self.category(lang),
+            "verdict": str(self.verdict),
+            "message": "" if hidden and learner else self.message(lang),
+            "time_ms": round(self.time_ms, 1),
+        }
+        if not (hidden and learner):
+            data["messages"] = self.message.as_dict()
+            data["output"] = self.output
+        data["categories"] = self.category.as_dict()
+        return data
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> TestResult:
+        msgs = data.get("messages") or {"zh": data.get("message", ""),
+                                        "en": data.get("message", "")}
+        cats = data.get("categories") or {"zh": data.get("category", ""),
+                                          "en": data.get("category", "")}
+        return cls(data["name"], data["visibility"], T(cats["zh"], cats["en"]),
+                   Verdict(data["verdict"]), T(msgs["zh"], msgs["en"]),
+                   float(data.get("time_ms", 0.0)), data.get("output", ""))
+
+
+@dataclass
+class Report:
+    verdict: Verdict
+    problem: str
+    seed: int
+    isolation: str
+    problem_version: str = ""
+    tests: list[TestResult] = field(default_factory=list)
+    message: T = EMPTY  # about the whole submission: a compile error, an internal error
+    throughput: list[dict[str, Any]] = field(default_factory=list)
+    device: str = "cpu"
+    torch: str = ""
+    time_ms: float = 0.0
+
+    @property
+    def passed(self) -> int:
+        return sum(t.verdict is Verdict.ACCEPTED for t in self.tests)
+
+    def to_json(self, lang: str = "zh", *, learner: bool = False) -> dict[str, Any]:
+        return {
+            "verdict": str(self.verdict),
+            "problem": self.problem,
+            "problem_version": self.problem_version,
+            "seed": self.seed,
+            "isolation": self.isolation,
+            "message": self.message(lang),
+            "messages": self.message.as_dict(),
+            "tests": [t.to_json(lang, learner=learner) for t in self.tests],
+            "passed": self.passed,
+            "total": len(self.tests),
+            "throughput": self.throughput,
+            "device": self.device,
+            "torch": self.torch,
+            "time_ms": round(self.time_ms, 1),
+        }
+
+    def for_learner(self, lang: str = "zh") -> dict[str, Any]:
+        return self.to_json(lang, learner=True)
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> Report:
+        msgs = data.get("messages") or {"zh": data.get("message", ""),
+                                        "en": data.get("message", "")}
+        return cls(
+            verdict=Verdict(data["verdict"]), problem=data["problem"], seed=int(data["seed"]),
+            isolation=data.get("isolation", ""), problem_version=data.get("problem_version", ""),
+            tests=[TestResult.from_json(t) for t in data.get("tests", [])],
+            message=T(msgs["zh"], msgs["en"]), throughput=list(data.get("throughput", [])),
+            device=data.get("device", "cpu"), torch=data.get("torch", ""),
+            time_ms=float(data.get("time_ms", 0.0)),
+        )
+
+
+def redact_for_learner(report_json: dict[str, Any], lang: str = "zh") -> dict[str, Any]:
+    """The learner's view of a stored full report."""
+    return Report.from_json(report_json).for_learner(lang)

@@ -1,0 +1,325 @@
+"""The grader's side of one runner process: start it, call into it, keep its clock.
+
+Everything the runner says is data. Time is measured here, from outside; when a call does
+not answer before its deadline the process is killed and the call ends in
+:class:`RunnerLost` with the verdict that its end deserves.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from typing import Any
+
+from judge.i18n import T
+from judge.verdict import Verdict
+from sandbox.launch import Exit, Job, Launcher, RunnerProcess
+from sandbox.protocol import ChannelClosed, ChannelTimeout, Kind, ProtocolError
+
+START_TIMEOUT_S = 60.0  # importing torch and the submission, on a loaded machine
+
+
+class SubmissionError(Exception):
+    """The submission's code raised. Carries the exception as data from the runner."""
+
+    def __init__(self, info: dict[str, Any]) -> None:
+        self.type = str(info.get("type", "Exception"))
+        self.message = str(info.get("message", ""))
+        self.traceback = str(info.get("traceback", ""))
+        self.line = info.get("line")
+        super().__init__(f"{self.type}: {self.message}")
+
+    @property
+    def is_memory(self) -> bool:
+        text = self.message.lower()
+        return ("MemoryError" in self.type or self.type == "OutOfMemoryError"
+                or "can't allocate memory" in text or "out of memory" in text)
+
+    def describe(self) -> T:
+        head = f"{self.type}: {self.message}".strip()
+        tb = f"\n{self.traceback.rstrip()}" if self.traceback else ""
+        return T(f"抛出了异常 {head}{tb}", f"raised {head}{tb}")
+
+
+class ImportFailed(Exception):
+    """The file did not import, or lacks a required name."""
+
+    def __init__(self, info: dict[str, Any]) -> None:
+        self.info = info
+        self.where = info.get("where", "submission")
+        super().__init__(f"{info.get('type')}: {info.get('message')}")
+
+    def describe(self) -> T:
+        missing = self.info.get("missing")
+        if missing:
+            names = ", ".join(missing)
+            return T(f"代码里缺少需要的名字：{names}", f"the file does not define {names}")
+        head = f"{self.info.get('type')}: {self.info.get('message')}"
+        tb = str(self.info.get("traceback") or "").rstrip()
+        return T(f"导入代码时出错：{head}\n{tb}".rstrip(), f"importing the file failed: {head}\n{tb}".rstrip())
+
+
+class RunnerLost(BaseException):
+    """The runner process is gone (limit, crash, timeout). A BaseException, so that a
+    test's ``except Exception`` cannot swallow it."""
+
+    def __init__(self, verdict: Verdict, message: T, exit: Exit | None = None) -> None:
+        self.verdict = verdict
+        self.message = message
+        self.exit = exit
+        super().__init__(message.en)
+
+
+class Killed(Exception):
+    """Raised by :meth:`Stream.kill` users: the grader ended the process on purpose."""
+
+
+@dataclass
+class CallResult:
+    value: Any
+    args: list = field(default_factory=list)
+    kwargs: dict = field(default_factory=dict)
+    seconds: float = 0.0
+
+
+@dataclass
+class Budget:
+    """Wall-clock seconds a test case may spend inside the submission's calls."""
+
+    seconds: float
+    used: float = 0.0
+
+    def deadline(self, start: float) -> float:
+        return start + max(0.0, self.seconds - self.used)
+
+
+def lost_verdict(ex: Exit | None, limits_cpu_s: float, wall_s: float | None) -> RunnerLost:
+    """The verdict for a runner that ended before answering."""
+    reason = ex.reason if ex else "wall"
+    if reason in ("wall",):
+        s = f"{wall_s:g}" if wall_s else "?"
+        return RunnerLost(Verdict.TIME_LIMIT_EXCEEDED,
+                          T(f"超过时间限制：{s} 秒内没有完成", f"did not finish within {s} s"), ex)
+    if reason == "cpu":
+        return RunnerLost(Verdict.TIME_LIMIT_EXCEEDED,
+                          T(f"用完了 {limits_cpu_s:g} 秒的 CPU 时间",
+                            f"used up its {limits_cpu_s:g} s of CPU time"), ex)
+    if reason == "memory":
+        return RunnerLost(Verdict.MEMORY_LIMIT_EXCEEDED,
+                          T("超出内存限制，进程被结束", "ran out of memory and was killed"), ex)
+    if reason == "output":
+        return RunnerLost(Verdict.OUTPUT_LIMIT_EXCEEDED,
+                          T("输出（print）过多，进程被结束", "printed too much and was killed"), ex)
+    if reason == "killed":
+        return RunnerLost(Verdict.RUNTIME_ERROR,
+                          T("破坏了评测通道，进程被结束",
+                            "broke the judge's channel and was killed"), ex)
+    how = ex.describe() if ex else "?"
+    return RunnerLost(Verdict.RUNTIME_ERROR,
+                      T(f"进程意外结束（{how}）：是否调用了 sys.exit / os._exit，或者崩溃了？",
+                        f"the process ended unexpectedly ({how}): did it call sys.exit or "
+                        f"os._exit, or crash?"), ex)
+
+
+class RunnerSession:
+    """One runner process for one role (``sub`` or ``ref``) of one job."""
+
+    def __init__(self, launcher: Launcher, job: Job, hello: dict[str, Any]) -> None:
+        self.launcher = launcher
+        self.job = job
+        self.hello = hello
+        self.process: RunnerProcess | None = None
+        self.info: dict[str, Any] | None = None
+        self.busy_s = 0.0
+        self.budget: Budget | None = None
+        self.lost: RunnerLost | None = None
+
+    # ---------------------------------------------------------------- life
+    def start(self) -> None:
+        """Spawn the process and send HELLO; does not wait for it to import."""
+        self.process = self.launcher.start(self.job)
+        hello = dict(self.hello)
+        for key in ("submission", "fixture"):
+            if hello.get(key):
+                hello[key] = self.process.path_inside(hello[key])
+        self.process.channel.send(Kind.HELLO, hello)
+
+    def ready(self) -> dict[str, Any]:
+        """Wait for READY. Raises ImportFailed or RunnerLost."""
+        if self.info is not None:
+            return self.info
+        if self.process is None:
+            self.start()
+        assert self.process is not None
+        msg = self._recv(time.monotonic() + START_TIMEOUT_S, START_TIMEOUT_S)
+        if msg.kind is Kind.IMPORT_ERROR:
+            raise ImportFailed(msg.body if isinstance(msg.body, dict) else {})
+        if msg.kind is not Kind.READY or not isinstance(msg.body, dict):
+            raise self._broken(f"expected READY, got {msg.kind}")
+        self.info = msg.body
+        return self.info
+
+    @property
+    def alive(self) -> bool:
+        return self.process is not None and self.process.alive and self.lost is None
+
+    def output(self) -> str:
+        return self.process.output if self.process else ""
+
+    def close(self) -> None:
+        p = self.process
+        if p is None:
+            return
+        if p.alive and self.lost is None:
+            try:
+                p.channel.send(Kind.BYE)
+            except ProtocolError:
+                pass
+            if p.wait(1.0) is None:
+                p.kill()
+        else:
+            p.kill()
+        p.wait(5.0)
+
+    def kill(self) -> Exit | None:
+        """End the process on purpose (the grader's choice, not a verdict)."""
+        if self.process is None:
+            return None
+        self.process.kill("killed")
+        self.lost = RunnerLost(Verdict.SKIPPED, T("已被评测程序结束", "ended by the judge"))
+        return self.process.wait(5.0)
+
+    # ---------------------------------------------------------------- calls
+    def call(self, target: str, fn: str, args: list, kwargs: dict, *,
+             return_args: bool = False) -> CallResult:
+        """Call ``fn`` and wait for its RESULT; events are ignored and questions answered
+        with None. Raises SubmissionError, RunnerLost or ImportFailed."""
+        stream = self.stream(target, fn, args, kwargs, return_args=return_args)
+        for event in stream:
+            if event.kind is Kind.ASK:
+                event.reply(None)
+        assert stream.result is not None
+        return stream.result
+
+    def stream(self, target: str, fn: str, args: list, kwargs: dict, *,
+               return_args: bool = False) -> Stream:
+        """Start a call and iterate over the events it sends before its RESULT."""
+        self._check_usable()
+        self.ready()
+        assert self.process is not None
+        body = {"target": target, "fn": fn, "args": args, "kwargs": kwargs,
+                "return_args": return_args}
+        self.process.channel.send(Kind.CALL, body)
+        return Stream(self)
+
+    def timed_run(self, target: str, fn: str, args: list, kwargs: dict, deadline_s: float,
+                  *, prepare: str | None = None) -> tuple[CallResult, float]:
+        """Stage the inputs (untimed; with ``prepare``, the fixture builds its state from
+        them), then time RUN until the whole RESULT has arrived."""
+        self._check_usable()
+        self.ready()
+        assert self.process is not None
+        ch = self.process.channel
+        ch.send(Kind.STAGE, {"id": 1, "target": target, "fn": fn, "args": args,
+                             "kwargs": kwargs, "prepare": prepare})
+        msg = self._recv(time.monotonic() + START_TIMEOUT_S, START_TIMEOUT_S)
+        if msg.kind is Kind.ERROR:
+            raise SubmissionError(msg.body if isinstance(msg.body, dict) else {})
+        if msg.kind is not Kind.DONE:
+            raise self._broken(f"expected DONE, got {msg.kind}")
+        start = time.perf_counter()
+        ch.send(Kind.RUN, {"id": 1})
+        msg = self._recv(time.monotonic() + deadline_s, deadline_s)
+        elapsed = time.perf_counter() - start
+        return self._result(msg, elapsed), elapsed
+
+    # ---------------------------------------------------------------- internals
+    def _check_usable(self) -> None:
+        if self.lost is not None:
+            raise self.lost
+
+    def _recv(self, deadline: float, wall_s: float):
+        assert self.process is not None
+        try:
+            return self.process.channel.recv(deadline)
+        except ChannelTimeout:
+            self.process.kill("wall")
+            raise self._lose(wall_s) from None
+        except ChannelClosed:
+            raise self._lose(wall_s) from None
+        except ProtocolError:
+            self.process.kill("killed")
+            raise self._lose(wall_s) from None
+
+    def _lose(self, wall_s: float | None) -> RunnerLost:
+        assert self.process is not None
+        ex = self.process.wait(5.0)
+        self.lost = lost_verdict(ex, self.job.limits.cpu_s, wall_s)
+        return self.lost
+
+    def _broken(self, why: str) -> RunnerLost:
+        assert self.process is not None
+        self.process.kill("killed")
+        return self._lose(None)
+
+    def _result(self, msg, elapsed: float) -> CallResult:
+        if msg.kind is Kind.ERROR:
+            raise SubmissionError(msg.body if isinstance(msg.body, dict) else {})
+        if msg.kind is not Kind.RESULT or not isinstance(msg.body, dict):
+            raise self._broken(f"expected RESULT, got {msg.kind}")
+        b = msg.body
+        args = b.get("args") if isinstance(b.get("args"), list) else []
+        kwargs = b.get("kwargs") if isinstance(b.get("kwargs"), dict) else {}
+        return CallResult(b.get("value"), args, kwargs, elapsed)
+
+
+class Event:
+    """An EVENT or ASK from a running call. Answer an ASK with :meth:`reply`."""
+
+    def __init__(self, stream: Stream, kind: Kind, data: Any) -> None:
+        self.kind = kind
+        self.data = data
+        self._stream = stream
+        self.answered = False
+
+    def reply(self, data: Any = None) -> None:
+        if self.kind is not Kind.ASK or self.answered:
+            raise RuntimeError("only an unanswered ASK can be replied to")
+        self.answered = True
+        process = self._stream.session.process
+        assert process is not None
+        try:
+            process.channel.send(Kind.REPLY, data)
+        except ProtocolError:
+            pass  # the process died meanwhile; the next recv says how
+
+
+class Stream:
+    """Iterates over a call's events; afterwards ``result`` holds its CallResult."""
+
+    def __init__(self, session: RunnerSession) -> None:
+        self.session = session
+        self.result: CallResult | None = None
+        self.started = time.monotonic()
+
+    def __iter__(self) -> Iterator[Event]:
+        s = self.session
+        budget = s.budget or Budget(START_TIMEOUT_S)
+        start = time.monotonic()
+        try:
+            while True:
+                msg = s._recv(budget.deadline(start), budget.seconds)
+                if msg.kind in (Kind.EVENT, Kind.ASK):
+                    event = Event(self, msg.kind, msg.body)
+                    yield event
+                    if event.kind is Kind.ASK and not event.answered:
+                        event.reply(None)
+                    continue
+                self.result = s._result(msg, time.monotonic() - start)
+                return
+        finally:
+            elapsed = time.monotonic() - start
+            budget.used += elapsed
+            s.busy_s += elapsed
+

@@ -1,0 +1,314 @@
+"""The API a problem's ``tests.py`` is written against.
+
+Test cases are plain functions in the trusted grader, run in source order::
+
+    from judge.testing import case
+
+    @case(public=True, zh="基本用法", en="basic usage")
+    def example_basic(t):
+        batch = [...]
+        got = t.sub.collate(batch, pad_id=0)        # the submission, through the protocol
+        exp = t.ref.collate(batch, pad_id=0)        # the reference, the same way
+        t.expect_equal(got, exp, "collate(batch)")
+
+* ``t.sub`` and ``t.ref`` call the submission's and the reference's top-level names; a
+  scenario from ``fixture.py`` is called with ``t.sub.scenario(name, ...)``.
+* ``t.rng`` (a seeded ``torch.Generator``) and ``t.random`` (a ``random.Random``) make the
+  case's inputs. Their seed comes from the submission's secret seed and the case's name.
+* ``t.expect_*`` and ``t.fail`` end the case as wrong_answer with a message in both
+  languages. An exception the submission raises and the case does not expect ends it as
+  runtime_error; a bug in the case itself is an internal_error.
+* Public cases (``public=True``; the ones named ``example_*`` are the examples) are shown
+  in full and run by ``practice/judge.py``; hidden ones show their name and one-line
+  ``zh``/``en`` category only.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import random
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, NoReturn
+
+import torch
+
+from judge import compare
+from judge.i18n import T
+from judge.session import (
+    Budget,
+    CallResult,
+    Event,
+    RunnerSession,
+    Stream,
+    SubmissionError,
+)
+
+if TYPE_CHECKING:
+    from judge.package import Problem
+
+CASE_ATTR = "__judge_case__"
+WORKLOAD_ATTR = "__judge_workload__"
+
+
+class CaseFailed(Exception):
+    """The submission's answer is wrong; the message says how (both languages)."""
+
+    def __init__(self, message: T) -> None:
+        self.message = message
+        super().__init__(message.en)
+
+
+class ReferenceFailed(Exception):
+    """The reference itself failed: the package is broken (internal_error)."""
+
+
+# ---------------------------------------------------------------- declaring cases
+
+
+@dataclass(frozen=True)
+class CaseSpec:
+    name: str
+    fn: Callable[[Ctx], None]
+    public: bool
+    category: T
+    device: str = "cpu"
+    timeout_s: float | None = None
+    line: int = 0
+
+    @property
+    def is_example(self) -> bool:
+        return self.public and self.name.startswith("example")
+
+    @property
+    def visibility(self) -> str:
+        return "public" if self.public else "hidden"
+
+
+def case(*, zh: str, en: str, public: bool = False, device: str = "cpu",
+         timeout_s: float | None = None) -> Callable:
+    """Declare a test case. ``zh``/``en``: its one-line category, shown for hidden cases
+    too. ``device="cuda"`` skips the case where no GPU is available. ``timeout_s``
+    overrides the problem's ``limits.case_wall_s``."""
+
+    def mark(fn: Callable) -> Callable:
+        setattr(fn, CASE_ATTR, {"public": public, "category": T(zh, en), "device": device,
+                                "timeout_s": timeout_s})
+        return fn
+
+    return mark
+
+
+@dataclass(frozen=True)
+class WorkloadSpec:
+    name: str
+    fn: Callable
+
+
+def workload(fn: Callable) -> Callable:
+    """Declare a throughput workload: ``fn(device)`` returns a judge.throughput.Workload."""
+    setattr(fn, WORKLOAD_ATTR, True)
+    return fn
+
+
+@dataclass(frozen=True)
+class Suite:
+    cases: tuple[CaseSpec, ...]
+    workloads: dict[str, WorkloadSpec]
+
+    def select(self, *, public_only: bool = False, examples_only: bool = False,
+               names: list[str] | None = None) -> list[CaseSpec]:
+        chosen = [c for c in self.cases
+                  if (not public_only or c.public) and (not examples_only or c.is_example)]
+        if names:
+            chosen = [c for c in chosen if c.name in names]
+        return chosen
+
+
+def collect(problem: Problem) -> Suite:
+    """Import a package's tests.py and gather its cases in source order."""
+    module = problem.load_tests_module()
+    cases, workloads = [], {}
+    for name, obj in vars(module).items():
+        if not callable(obj):
+            continue
+        spec = getattr(obj, CASE_ATTR, None)
+        if spec is not None:
+            cases.append(CaseSpec(name=name, fn=obj, line=obj.__code__.co_firstlineno, **spec))
+        if getattr(obj, WORKLOAD_ATTR, False):
+            workloads[name] = WorkloadSpec(name, obj)
+    cases.sort(key=lambda c: c.line)
+    seen_hidden = next((c.name for c in cases if not c.public), None)
+    for c in cases:
+        if c.public and seen_hidden is not None and c.line > _line(cases, seen_hidden):
+            # Output printed during a case is shown for public cases; with every public
+            # case first, nothing a hidden case makes the submission print can leak.
+            raise ValueError(f"tests.py: public case {c.name} comes after hidden case "
+                             f"{seen_hidden}; put public cases first")
+        if c.name.startswith("example") and not c.public:
+            raise ValueError(f"tests.py: {c.name} is named as an example but is not public")
+    return Suite(tuple(cases), workloads)
+
+
+def _line(cases: list[CaseSpec], name: str) -> int:
+    return next(c.line for c in cases if c.name == name)
+
+
+def case_seed(seed: int, name: str) -> int:
+    """A case's own seed: stable for a (submission seed, case name) pair."""
+    digest = hashlib.sha256(f"{seed}:{name}".encode()).digest()
+    return int.from_bytes(digest[:8], "big") >> 1
+
+
+# ---------------------------------------------------------------- calling the code
+
+
+class Proxy:
+    """``proxy.name(*args, **kwargs)`` calls a top-level name of the code in a runner."""
+
+    def __init__(self, ctx: Ctx, role: str) -> None:
+        self._ctx = ctx
+        self._role = role
+
+    def _session(self) -> RunnerSession:
+        return self._ctx._session(self._role)
+
+    def __getattr__(self, name: str) -> Callable[..., Any]:
+        if name.startswith("_"):
+            raise AttributeError(name)
+        return lambda *args, **kwargs: self.call(name, *args, **kwargs).value
+
+    def call(self, fn: str, *args: Any, return_args: bool = False, **kwargs: Any) -> CallResult:
+        """Call ``fn``; with ``return_args`` the result also holds the arguments as they
+        were after the call (to check that inputs were not modified)."""
+        return self._run(lambda s: s.call("sub", fn, list(args), kwargs,
+                                          return_args=return_args))
+
+    def scenario(self, name: str, *args: Any, **kwargs: Any) -> Any:
+        """Run fixture.py's ``name(sol, ctx, *args, **kwargs)`` and return its value."""
+        return self._run(lambda s: s.call("fixture", name, list(args), kwargs)).value
+
+    def _run(self, action: Callable[[RunnerSession], CallResult]) -> CallResult:
+        session = self._session()
+        try:
+            return action(session)
+        except SubmissionError as e:
+            if self._role == "ref":
+                raise ReferenceFailed(f"the reference raised {e}\n{e.traceback}") from None
+            raise
+
+
+class Run:
+    """A runner process of its own, for scenarios that kill and restart (``t.fresh()``)."""
+
+    def __init__(self, session: RunnerSession) -> None:
+        self.session = session
+
+    def stream(self, name: str, *args: Any, **kwargs: Any) -> Stream:
+        """Start fixture scenario ``name`` and iterate over its events (answer ASKs with
+        ``event.reply(...)``, or ``kill()`` the process). ``stream.result`` afterwards."""
+        return self.session.stream("fixture", name, list(args), kwargs)
+
+    def kill(self) -> None:
+        self.session.kill()
+
+    def path_inside(self, host_path: Path) -> str:
+        self.session.ready()
+        assert self.session.process is not None
+        return self.session.process.path_inside(host_path)
+
+
+@dataclass
+class Ctx:
+    """What a test case gets: seeded randomness, the two proxies, and expectations."""
+
+    seed: int
+    public: bool
+    budget: Budget
+    sessions: Callable[[str, bool], RunnerSession]
+    workdirs: dict[str, Path]
+    device: str = "cpu"
+    rng: torch.Generator = field(init=False)
+    random: random.Random = field(init=False)
+    notes: list[T] = field(default_factory=list)
+    _fresh: list[RunnerSession] = field(default_factory=list)
+
+    def __post_init__(self) -> None:
+        self.rng = torch.Generator().manual_seed(self.seed)
+        self.random = random.Random(self.seed)
+        self.sub = Proxy(self, "sub")
+        self.ref = Proxy(self, "ref")
+
+    def _session(self, role: str) -> RunnerSession:
+        session = self.sessions(role, False)
+        session.budget = self.budget if role == "sub" else Budget(self.budget.seconds * 10 + 30)
+        return session
+
+    def workdir(self, role: str = "sub") -> Path:
+        """The host folder that the role's runner sees as its working directory."""
+        return self.workdirs[role]
+
+    @contextmanager
+    def fresh(self, role: str = "sub") -> Iterator[Run]:
+        """A new runner process for ``role``, killed when the block ends."""
+        session = self.sessions(role, True)
+        session.budget = self.budget if role == "sub" else Budget(self.budget.seconds * 10 + 30)
+        self._fresh.append(session)
+        try:
+            yield Run(session)
+        finally:
+            session.close()
+
+    # ---------------------------------------------------------------- expectations
+    def fail(self, zh: str | T, en: str | None = None) -> NoReturn:
+        raise CaseFailed(zh if isinstance(zh, T) else T(zh, en if en is not None else zh))
+
+    def expect(self, ok: bool, zh: str | T, en: str | None = None) -> None:
+        if not ok:
+            self.fail(zh, en)
+
+    def _check(self, problem: T | None, hint: T | None) -> None:
+        if problem is not None:
+            if hint is not None:
+                problem = problem + T(" —— ", " — ") + hint
+            raise CaseFailed(problem)
+
+    def expect_equal(self, got: Any, expected: Any, what: str, hint: T | None = None) -> None:
+        """Deep equality (tensors: dtype, shape and every value)."""
+        self._check(compare.value_equal(got, expected, what=what), hint)
+
+    def expect_close(self, got: Any, expected: Any, what: str, *, rtol: float = 1e-5,
+                     atol: float = 1e-8, hint: T | None = None) -> None:
+        """Tensors or floats within tolerance."""
+        if isinstance(expected, torch.Tensor):
+            problem = compare.tensor_close(got, expected, what=what, rtol=rtol, atol=atol)
+        else:
+            problem = compare.float_close(got, float(expected), what=what, rtol=rtol, atol=atol)
+        self._check(problem, hint)
+
+    def expect_raises(self, exc_type: str | tuple[str, ...], action: Callable[[], Any],
+                      what: str, hint: T | None = None) -> SubmissionError:
+        """``action`` (a call into the submission) must raise ``exc_type`` (a name, such
+        as "ValueError"; subclasses by name are not resolved, so name them too)."""
+        names = (exc_type,) if isinstance(exc_type, str) else exc_type
+        try:
+            action()
+        except SubmissionError as e:
+            if e.type in names:
+                return e
+            self._check(T(f"{what}：期望抛出 {' / '.join(names)}，实际抛出 {e.type}: {e.message}",
+                          f"{what}: expected {' / '.join(names)}, but it raised "
+                          f"{e.type}: {e.message}"), hint)
+            raise AssertionError("unreachable") from None
+        self._check(T(f"{what}：期望抛出 {' / '.join(names)}，但它正常返回了",
+                      f"{what}: expected {' / '.join(names)}, but it returned normally"), hint)
+        raise AssertionError("unreachable")
+
+    def note(self, zh: str, en: str) -> None:
+        """Add a line to the case's message even if it passes (shown for public cases)."""
+        self.notes.append(T(zh, en))
+
+
+__all__ = ["CaseFailed", "Ctx", "Event", "ReferenceFailed", "Suite", "case", "workload"]

@@ -1,0 +1,198 @@
+"""Throughput checks: the submission's speed relative to the reference, measured honestly.
+
+For every timed call the grader makes fresh inputs and stages them in both runners
+(untimed); then it times, from outside, a RUN until the whole result has arrived. The
+submission and the reference run the same inputs back to back, alternating who goes first
+(A B, B A, ...), in the same kind of sandbox. Every timed result is checked against the
+reference's, so skipping work or replaying an earlier answer fails. The first calls are a
+warm-up and are discarded. The ratio is the median over pairs of ``ref_time / sub_time``;
+repetitions go on until it is known tightly enough (or clearly on one side of the bar), or
+the budget is spent. A ratio just under the bar is measured once more before ``too_slow``.
+Clocks inside the sandbox are never read.
+"""
+
+from __future__ import annotations
+
+import math
+import statistics
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+import torch
+
+from judge.i18n import T
+from judge.package import Problem, Throughput
+from judge.report import Report
+from judge.session import RunnerLost, SubmissionError
+from judge.testing import case_seed
+from judge.verdict import Verdict
+
+BORDERLINE = 0.85  # a median within this factor of the bar is measured again
+REL_WIDTH = 0.06  # stop once the median's confidence interval is this narrow (relative)
+SLOWEST = 25.0  # a call this many times slower than the reference's median is cut short
+
+
+@dataclass(frozen=True)
+class Workload:
+    """What a throughput check times.
+
+    ``make(rng)`` returns fresh ``(args, kwargs)`` for one timed call. ``fn`` is a
+    submission name (``target="sub"``) or a fixture scenario (``target="fixture"``). With
+    ``prepare`` (a fixture scenario), the runner first builds untimed state from the
+    inputs, ``prepare(sol, ctx, *args, **kwargs)``, and the timed call is
+    ``fn(sol, ctx, state)``. ``check(got, expected)`` returns True (or None) when the
+    submission's result is right, False or a message otherwise.
+    """
+
+    fn: str
+    make: Callable[[torch.Generator], tuple[list, dict]]
+    check: Callable[[Any, Any], Any]
+    target: str = "sub"
+    prepare: str | None = None
+    warmup: int = 2
+    min_pairs: int = 9
+    max_pairs: int = 80
+
+
+@dataclass
+class Measurement:
+    ratios: list[float]
+    sub_s: list[float]
+    ref_s: list[float]
+    verdict: Verdict = Verdict.ACCEPTED
+    message: T | None = None
+
+    @property
+    def ratio(self) -> float:
+        return statistics.median(self.ratios) if self.ratios else 0.0
+
+    @property
+    def spread(self) -> float:
+        """Interquartile range of the pair ratios, relative to their median."""
+        if len(self.ratios) < 4 or not self.ratio:
+            return 0.0
+        q = statistics.quantiles(self.ratios, n=4)
+        return (q[2] - q[0]) / self.ratio
+
+
+def median_interval(values: list[float], z: float = 1.96) -> tuple[float, float]:
+    """A distribution-free confidence interval for the median (order statistics)."""
+    xs = sorted(values)
+    n = len(xs)
+    half = z * math.sqrt(n) / 2
+    lo = max(0, math.floor(n / 2 - half))
+    hi = min(n - 1, math.ceil(n / 2 + half) - 1)
+    return xs[lo], xs[hi]
+
+
+def measure(workload: Workload, spec: Throughput, sessions, rng: torch.Generator,
+            budget_s: float) -> Measurement:
+    sub, ref = sessions.get("sub"), sessions.get("ref")
+    m = Measurement([], [], [])
+    deadline = time.monotonic() + budget_s
+    call_limit = max(5.0, budget_s)
+    i = 0
+    while True:
+        args, kwargs = workload.make(rng)
+        results: dict[str, Any] = {}
+        times: dict[str, float] = {}
+        order = (("sub", sub), ("ref", ref)) if i % 2 == 0 else (("ref", ref), ("sub", sub))
+        for role, session in order:
+            limit = call_limit
+            if role == "sub" and m.ref_s:
+                limit = min(call_limit, max(2.0, SLOWEST * statistics.median(m.ref_s)))
+            try:
+                res, elapsed = session.timed_run(workload.target, workload.fn, args, kwargs,
+                                                 limit, prepare=workload.prepare)
+            except RunnerLost as e:
+                if role == "ref":
+                    raise
+                if e.verdict is Verdict.TIME_LIMIT_EXCEEDED:
+                    m.verdict = Verdict.TOO_SLOW
+                    m.message = T(f"一次计时调用超过 {limit:.1f} 秒（参考解答约 "
+                                  f"{_median_ms(m.ref_s):.0f} 毫秒）",
+                                  f"one timed call took over {limit:.1f} s (the reference "
+                                  f"takes about {_median_ms(m.ref_s):.0f} ms)")
+                    m.ratios.append(0.0)
+                else:
+                    m.verdict, m.message = e.verdict, e.message
+                return m
+            except SubmissionError as e:
+                if role == "ref":
+                    raise
+                m.verdict = (Verdict.MEMORY_LIMIT_EXCEEDED if e.is_memory
+                             else Verdict.RUNTIME_ERROR)
+                m.message = T("速度测试中", "during the speed test: ") + e.describe()
+                return m
+            results[role], times[role] = res.value, elapsed
+        verdict = workload.check(results["sub"], results["ref"])
+        if verdict is False or isinstance(verdict, T):
+            m.verdict = Verdict.WRONG_ANSWER
+            m.message = T("速度测试中的一次调用结果不正确", "a timed call returned a wrong result")
+            if isinstance(verdict, T):
+                m.message = m.message + T("：", ": ") + verdict
+            return m
+        if i >= workload.warmup:
+            m.sub_s.append(times["sub"])
+            m.ref_s.append(times["ref"])
+            m.ratios.append(times["ref"] / max(times["sub"], 1e-9))
+        i += 1
+        n = len(m.ratios)
+        if n >= workload.min_pairs:
+            lo, hi = median_interval(m.ratios)
+            settled = hi < spec.min_ratio * BORDERLINE or (
+                (hi - lo) / max(m.ratio, 1e-9) <= REL_WIDTH)
+            if settled or n >= workload.max_pairs:
+                return m
+        if time.monotonic() > deadline and n >= 3:
+            return m
+
+
+def _median_ms(values: list[float]) -> float:
+    return statistics.median(values) * 1000 if values else 0.0
+
+
+def run_checks(problem: Problem, sessions, report: Report, seed: int, device: str,
+               emit: Callable[[dict[str, Any]], None]) -> None:
+    """Run every throughput check of the problem and record them in the report."""
+    suite = problem.tests
+    for spec in problem.meta.throughput:
+        if spec.device == "cuda" and device != "cuda":
+            report.throughput.append({"name": spec.name, "device": "cuda", "verdict": "skipped",
+                                      "min_ratio": spec.min_ratio, "ratio": None})
+            continue
+        emit({"event": "running", "name": f"throughput:{spec.name}"})
+        workload = suite.workloads[spec.workload].fn(spec.device)
+        rng = torch.Generator().manual_seed(case_seed(seed, f"throughput:{spec.name}"))
+        m = measure(workload, spec, sessions, rng, spec.budget_s)
+        rounds = 1
+        if (m.verdict is Verdict.ACCEPTED and m.ratio < spec.min_ratio
+                and m.ratio >= spec.min_ratio * BORDERLINE):
+            again = measure(workload, spec, sessions, rng, spec.budget_s)
+            rounds = 2
+            if again.verdict is not Verdict.ACCEPTED or again.ratio > m.ratio:
+                m = again
+        if m.verdict is Verdict.ACCEPTED and m.ratio < spec.min_ratio:
+            m.verdict = Verdict.TOO_SLOW
+        entry = {
+            "name": spec.name, "device": spec.device, "torch": torch.__version__,
+            "ratio": round(m.ratio, 4), "spread": round(m.spread, 4),
+            "min_ratio": spec.min_ratio, "pairs": len(m.ratios), "rounds": rounds,
+            "sub_ms": round(_median_ms(m.sub_s), 3), "ref_ms": round(_median_ms(m.ref_s), 3),
+            "verdict": str(m.verdict),
+        }
+        if spec.title is not None:
+            entry["title"] = {"zh": spec.title.zh, "en": spec.title.en}
+        report.throughput.append(entry)
+        emit({"event": "throughput", "result": entry})
+        if m.verdict is not Verdict.ACCEPTED:
+            report.verdict = m.verdict
+            if m.verdict is Verdict.TOO_SLOW and m.message is None:
+                m.message = T(f"速度只有参考解答的 {m.ratio:.2f} 倍，要求至少 {spec.min_ratio:.2f} 倍",
+                              f"runs at {m.ratio:.2f}× the reference's speed; at least "
+                              f"{spec.min_ratio:.2f}× is required")
+            report.message = T(f"速度检查 {spec.name}：", f"throughput check {spec.name}: ") + (
+                m.message or T("", ""))
+            return

@@ -1,0 +1,17 @@
+# Bug: rounds T up by a whole extra multiple when it is already aligned (and T = 0 to m).
+import torch
+
+
+def collate(batch, pad_id=0, pad_to_multiple_of=None, padding_side="right"):
+    if padding_side not in ("right", "left") or len(batch) == 0:
+        raise ValueError("bad input")
+    lengths = torch.tensor([len(s["input_ids"]) for s in batch])
+    T = int(lengths.max())
+    if pad_to_multiple_of:
+        T = (T // pad_to_multiple_of + 1) * pad_to_multiple_of
+    pos = torch.arange(T)
+    mask = pos < lengths[:, None] if padding_side == "right" else pos >= (T - lengths)[:, None]
+    ids = torch.full((len(batch), T), pad_id, dtype=torch.long)
+    ids[mask] = torch.cat([s["input_ids"] for s in batch])
+    return {"input_ids": ids, "attention_mask": mask,
+            "labels": torch.tensor([s["label"] for s in batch])}

@@ -1,0 +1,17 @@
+# Bug: the attention mask is 0/1 int64 (as some libraries return), not torch.bool.
+import torch
+
+
+def collate(batch, pad_id=0, pad_to_multiple_of=None, padding_side="right"):
+    if padding_side not in ("right", "left") or len(batch) == 0:
+        raise ValueError("bad input")
+    lengths = torch.tensor([len(s["input_ids"]) for s in batch])
+    T = int(lengths.max())
+    if pad_to_multiple_of and T % pad_to_multiple_of:
+        T += pad_to_multiple_of - T % pad_to_multiple_of
+    pos = torch.arange(T)
+    mask = pos < lengths[:, None] if padding_side == "right" else pos >= (T - lengths)[:, None]
+    ids = torch.full((len(batch), T), pad_id, dtype=torch.long)
+    ids[mask] = torch.cat([s["input_ids"] for s in batch])
+    return {"input_ids": ids, "attention_mask": mask.long(),
+            "labels": torch.tensor([s["label"] for s in batch])}

@@ -1,0 +1,249 @@
+"""Tests for padding-collate. Public cases first; hidden ones draw fresh inputs per seed."""
+
+import torch
+
+from judge import compare
+from judge.i18n import T
+from judge.testing import case
+
+KEYS = {"input_ids": None, "attention_mask": None, "labels": None}
+
+
+# ---------------------------------------------------------------- inputs
+
+
+def make_batch(t, lengths, *, vocab=1000, pad_id=0, pad_share=0.0):
+    """Samples of the given lengths; ``pad_share`` of the tokens are set to pad_id."""
+    batch = []
+    for n in lengths:
+        ids = torch.randint(0, vocab, (n,), generator=t.rng)
+        if pad_share and n:
+            hit = torch.rand(n, generator=t.rng) < pad_share
+            hit[-1] = True  # a real token equal to pad_id at the very end of the sequence
+            ids[hit] = pad_id
+        batch.append({"input_ids": ids, "label": t.random.randrange(10)})
+    return batch
+
+
+def random_lengths(t, b, low=0, high=40):
+    return [t.random.randint(low, high) for _ in range(b)]
+
+
+def describe(batch, kwargs):
+    lengths = [len(s["input_ids"]) for s in batch]
+    if len(lengths) > 12:
+        lengths = f"[{', '.join(map(str, lengths[:12]))}, ...] ({len(lengths)} samples)"
+    opts = ", ".join(f"{k}={v!r}" for k, v in kwargs.items())
+    return f"lengths {lengths}" + (f", {opts}" if opts else "")
+
+
+# ---------------------------------------------------------------- diagnosis
+
+
+def diagnose(got, exp, batch, kwargs):
+    """A hint that names the likely bug, from how got differs from exp."""
+    side = kwargs.get("padding_side", "right")
+    mult = kwargs.get("pad_to_multiple_of")
+    pad_id = kwargs.get("pad_id", 0)
+    g_ids, e_ids = got.get("input_ids"), exp["input_ids"]
+    g_mask, e_mask = got.get("attention_mask"), exp["attention_mask"]
+    if isinstance(g_ids, torch.Tensor) and g_ids.dim() == 2 and g_ids.shape != e_ids.shape:
+        longest = max(len(s["input_ids"]) for s in batch)
+        extra = (T(f"，再向上取整到 {mult} 的倍数", f", rounded up to a multiple of {mult}")
+                 if mult else T("", ""))
+        return T(f"T 应当是这一批里最长的长度 {longest}", f"T must be this batch's longest "
+                 f"length {longest}") + extra + T(f"，即 {e_ids.shape[1]}",
+                                                   f", that is {e_ids.shape[1]}")
+    if isinstance(g_mask, torch.Tensor) and g_mask.dtype != torch.bool:
+        return T("attention_mask 必须是 torch.bool", "attention_mask must be torch.bool")
+    if (isinstance(g_mask, torch.Tensor) and g_mask.shape == e_mask.shape
+            and not torch.equal(g_mask, e_mask)):
+        wrong = g_mask != e_mask
+        if bool((e_ids[wrong] == pad_id).all()) and bool(e_mask[wrong].all()):
+            return T("等于 pad_id 的真实 token 也必须标为 True：掩码要由长度得到，"
+                     "不能用 input_ids != pad_id", "a real token equal to pad_id must still be "
+                     "masked in: build the mask from the lengths, not from input_ids != pad_id")
+        if side == "left":
+            return T("左填充：填充在前，token 在后", "left padding: the padding comes first, "
+                     "then the tokens")
+    if (isinstance(g_ids, torch.Tensor) and g_ids.shape == e_ids.shape
+            and g_ids.dtype == e_ids.dtype and not torch.equal(g_ids, e_ids)):
+        wrong = g_ids != e_ids
+        if not bool(e_mask[wrong].any()):
+            return T(f"填充位置必须是 pad_id（{pad_id}）", f"padding positions must hold "
+                     f"pad_id ({pad_id})")
+        if side == "left":
+            return T("左填充时 token 保持原来的顺序，只是整体移到右边",
+                     "with left padding the tokens keep their order, shifted to the right")
+    return None
+
+
+def check_collate(t, batch, **kwargs):
+    """Call the submission and the reference on the same batch and compare everything."""
+    res = t.sub.call("collate", batch, return_args=True, **kwargs)
+    got = res.value
+    exp = t.ref.collate(batch, **kwargs)
+    context = T(f"\n（输入：{describe(batch, kwargs)}）", f"\n(input: {describe(batch, kwargs)})")
+    problem = compare.keys_equal(got, KEYS, what="collate(...)")
+    for key in KEYS:
+        if problem is None:
+            problem = compare.tensor_equal(got[key], exp[key], what=key)
+    if problem is not None:
+        hint = diagnose(got, exp, batch, kwargs) if isinstance(got, dict) else None
+        t.fail(problem + (T(" —— ", " — ") + hint if hint else T("", "")) + context)
+    t.expect_equal(res.args[0] if res.args else None, batch, "batch",
+                   hint=T("collate 不能修改传入的样本（dict 和张量都不能改）",
+                          "collate must not modify the samples (neither the dicts nor the "
+                          "tensors)") + context)
+    return got
+
+
+def expect_value_error(t, batch, what, **kwargs):
+    t.expect_raises("ValueError", lambda: t.sub.collate(batch, **kwargs), what)
+
+
+# ---------------------------------------------------------------- public cases
+
+
+@case(public=True, zh="右填充的基本用法", en="basic right padding")
+def example_basic(t):
+    batch = [{"input_ids": torch.tensor([5, 6, 7]), "label": 1},
+             {"input_ids": torch.tensor([8]), "label": 0},
+             {"input_ids": torch.tensor([9, 10]), "label": 1}]
+    got = check_collate(t, batch, pad_id=0)
+    t.note(f"input_ids = {got['input_ids'].tolist()}", f"input_ids = {got['input_ids'].tolist()}")
+
+
+@case(public=True, zh="左填充，pad_id 不为 0", en="left padding with a non-zero pad_id")
+def example_left_padding(t):
+    batch = [{"input_ids": torch.tensor([3, 4]), "label": 2},
+             {"input_ids": torch.tensor([5, 6, 7, 8]), "label": 0},
+             {"input_ids": torch.tensor([7, 9, 7]), "label": 1}]
+    check_collate(t, batch, pad_id=7, padding_side="left")
+
+
+@case(public=True, zh="长度取整到倍数", en="rounding T up to a multiple")
+def example_pad_to_multiple(t):
+    batch = [{"input_ids": torch.tensor([1, 2, 3, 4, 5]), "label": 0},
+             {"input_ids": torch.tensor([6, 7]), "label": 1}]
+    check_collate(t, batch, pad_id=0, pad_to_multiple_of=4)
+
+
+@case(public=True, zh="空批次和非法 padding_side 抛出 ValueError",
+      en="an empty batch and a bad padding_side raise ValueError")
+def example_errors(t):
+    expect_value_error(t, [], "collate([])")
+    batch = [{"input_ids": torch.tensor([1, 2]), "label": 0}]
+    expect_value_error(t, batch, "collate(batch, padding_side='middle')", padding_side="middle")
+
+
+# ---------------------------------------------------------------- hidden cases
+
+
+@case(zh="随机批次，右填充", en="random batches, right padding")
+def random_right(t):
+    for _ in range(6):
+        pad_id = t.random.choice([0, 1, t.random.randrange(1000)])
+        batch = make_batch(t, random_lengths(t, t.random.randint(2, 16), 1), pad_id=pad_id)
+        check_collate(t, batch, pad_id=pad_id)
+
+
+@case(zh="随机批次，左填充", en="random batches, left padding")
+def random_left(t):
+    for _ in range(6):
+        pad_id = t.random.randrange(1000)
+        batch = make_batch(t, random_lengths(t, t.random.randint(2, 16), 1), pad_id=pad_id)
+        check_collate(t, batch, pad_id=pad_id, padding_side="left")
+
+
+@case(zh="真实 token 等于 pad_id", en="a real token equals pad_id")
+def real_token_equals_pad(t):
+    for side in ("right", "left"):
+        pad_id = t.random.randrange(1, 50)
+        batch = make_batch(t, random_lengths(t, 8, 1, 20), vocab=50, pad_id=pad_id,
+                           pad_share=0.3)
+        check_collate(t, batch, pad_id=pad_id, padding_side=side)
+
+
+@case(zh="只有一个样本的批次", en="a batch of one")
+def batch_of_one(t):
+    for side in ("right", "left"):
+        batch = make_batch(t, [t.random.randint(1, 30)])
+        check_collate(t, batch, pad_id=0, padding_side=side)
+        check_collate(t, batch, pad_id=3, padding_side=side, pad_to_multiple_of=8)
+
+
+@case(zh="包含空序列 (L = 0)", en="empty sequences (L = 0)")
+def empty_sequences(t):
+    for side in ("right", "left"):
+        lengths = random_lengths(t, 6, 0, 12) + [0, 0]
+        t.random.shuffle(lengths)
+        batch = make_batch(t, lengths)
+        check_collate(t, batch, pad_id=t.random.randrange(100), padding_side=side)
+
+
+@case(zh="全是空序列：T = 0", en="only empty sequences: T = 0")
+def all_empty(t):
+    batch = make_batch(t, [0, 0, 0])
+    check_collate(t, batch, pad_id=0)
+    check_collate(t, batch, pad_id=5, padding_side="left", pad_to_multiple_of=8)
+
+
+@case(zh="T 已经是倍数时不再增加", en="T already a multiple stays as it is")
+def multiple_already_aligned(t):
+    for mult in (1, 4, 8):
+        lengths = random_lengths(t, 5, 0, 2 * mult)
+        lengths[0] = 2 * mult
+        check_collate(t, make_batch(t, lengths), pad_id=0, pad_to_multiple_of=mult)
+
+
+@case(zh="随机倍数取整，两种填充方向", en="random multiples, both sides")
+def random_multiple(t):
+    for _ in range(6):
+        mult = t.random.choice([2, 3, 8, 64])
+        side = t.random.choice(["right", "left"])
+        pad_id = t.random.randrange(1000)
+        batch = make_batch(t, random_lengths(t, t.random.randint(1, 10), 0, 70), pad_id=pad_id)
+        check_collate(t, batch, pad_id=pad_id, pad_to_multiple_of=mult, padding_side=side)
+
+
+@case(zh="每批填充到本批最长，而非全局最长", en="each batch padded to its own longest")
+def longest_of_this_batch(t):
+    long_batch = make_batch(t, [t.random.randint(60, 90)] + random_lengths(t, 3, 1, 20))
+    short_batch = make_batch(t, random_lengths(t, 4, 1, 6))
+    for batch in (long_batch, short_batch, long_batch[1:]):
+        check_collate(t, batch, pad_id=0)
+
+
+@case(zh="大词表的 token id", en="token ids of a large vocabulary")
+def large_token_ids(t):
+    batch = make_batch(t, random_lengths(t, 8, 1, 30), vocab=50257, pad_id=50256,
+                       pad_share=0.1)
+    check_collate(t, batch, pad_id=50256, padding_side=t.random.choice(["right", "left"]))
+
+
+@case(zh="较大的批次", en="a larger batch")
+def larger_batch(t):
+    batch = make_batch(t, random_lengths(t, 128, 0, 300), vocab=32000)
+    check_collate(t, batch, pad_id=t.random.randrange(32000), padding_side="left",
+                  pad_to_multiple_of=8)
+
+
+@case(zh="不修改传入的样本", en="the samples are left unmodified")
+def inputs_unmodified(t):
+    for side in ("right", "left"):
+        batch = make_batch(t, [t.random.randint(1, 5), t.random.randint(10, 20)])
+        check_collate(t, batch, pad_id=1, padding_side=side, pad_to_multiple_of=4)
+
+
+@case(zh="非法的 padding_side", en="invalid padding_side values")
+def invalid_padding_side(t):
+    batch = make_batch(t, [2, 3])
+    for bad in ("Right", "center", "", None):
+        expect_value_error(t, batch, f"collate(batch, padding_side={bad!r})", padding_side=bad)
+
+
+@case(zh="空批次（带其他参数）", en="an empty batch, with other options")
+def empty_batch(t):
+    expect_value_error(t, [], "collate([], pad_id=3, padding_side='left')", pad_id=3,
+                       padding_side="left")

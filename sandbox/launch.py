@@ -1,0 +1,269 @@
+"""Starting runner processes, limiting them, killing them, and telling how they ended.
+
+This is the trusted side of the sandbox. A :class:`Launcher` starts ``sandbox/runner.py``
+for one job directory and returns a :class:`RunnerProcess`: a protocol channel, the
+captured output (capped), a kill switch and, once it ended, an :class:`Exit` saying why.
+
+:class:`PlainLauncher` starts the runner as an ordinary child process with rlimits and a
+wall-clock watchdog, but no isolation: it is for the learner's own machine
+(``practice/judge.py``) and for development, never for judging other people's code.
+"""
+
+from __future__ import annotations
+
+import os
+import resource
+import signal
+import socket
+import subprocess
+import sys
+import threading
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Protocol
+
+from sandbox.protocol import Channel
+
+ROOT = Path(__file__).resolve().parent.parent
+MiB = 1024 * 1024
+
+
+@dataclass(frozen=True)
+class Limits:
+    """What one runner process may use. The grader also keeps a per-case wall clock."""
+
+    lifetime_s: float = 120.0  # the watchdog's kill, a safety net over all of its calls
+    cpu_s: float = 60.0
+    memory_mb: int = 2048
+    output_bytes: int = 64 * 1024
+    keep_output_bytes: int = 8 * 1024
+    file_mb: int = 64
+    nproc: int = 64
+    nofile: int = 256
+    tmp_mb: int = 64
+
+
+@dataclass(frozen=True)
+class Exit:
+    """How a runner process ended.
+
+    ``reason``: ``exited`` (on its own), ``signaled`` (a signal we did not send),
+    ``cpu`` (RLIMIT_CPU), ``memory`` (out of memory), ``wall`` (the watchdog or the
+    grader's clock), ``output`` (too much stdout/stderr), ``killed`` (the grader stopped it
+    on purpose).
+    """
+
+    reason: str
+    returncode: int | None = None
+    signal: int | None = None
+    cpu_s: float = 0.0
+    max_rss_mb: float = 0.0
+
+    def describe(self) -> str:
+        if self.signal is not None:
+            try:
+                name = signal.Signals(self.signal).name
+            except ValueError:
+                name = str(self.signal)
+            return f"killed by {name}"
+        return f"exit status {self.returncode}"
+
+
+@dataclass
+class Job:
+    """One runner's world: a host directory it sees as its working directory."""
+
+    dir: Path
+    limits: Limits = field(default_factory=Limits)
+    device: str = "cpu"
+
+
+class RunnerProcess:
+    """A started runner: talk over ``channel``; ``kill()``; ``wait()`` for its :class:`Exit`."""
+
+    def __init__(self, pid: int, channel: Channel, job: Job, inside: Path) -> None:
+        self.pid = pid
+        self.channel = channel
+        self.job = job
+        self.inside = inside  # where job.dir appears to the runner
+        self.started = time.monotonic()
+        self._output = bytearray()
+        self.output_bytes = 0
+        self._kill_reason: str | None = None
+        self._exit: Exit | None = None
+        self._done = threading.Event()
+        self._lock = threading.Lock()
+
+    # --- paths
+    def path_inside(self, host_path: Path) -> str:
+        return str(self.inside / Path(host_path).relative_to(self.job.dir))
+
+    # --- output
+    @property
+    def output(self) -> str:
+        return self._output.decode("utf-8", "replace")
+
+    def _take_output(self, chunk: bytes) -> None:
+        limits = self.job.limits
+        room = limits.keep_output_bytes - len(self._output)
+        if room > 0:
+            self._output += chunk[:room]
+        self.output_bytes += len(chunk)
+        if self.output_bytes > limits.output_bytes:
+            self.kill("output")
+
+    # --- ending
+    def kill(self, reason: str = "killed") -> None:
+        """Kill the whole process tree now. The first reason given is the one reported."""
+        with self._lock:
+            if self._kill_reason is None:
+                self._kill_reason = reason
+        if not self._done.is_set():
+            self._signal_tree(signal.SIGKILL)
+
+    def _signal_tree(self, sig: int) -> None:
+        try:
+            os.killpg(self.pid, sig)
+        except (ProcessLookupError, PermissionError):
+            pass
+
+    def wait(self, timeout: float | None = None) -> Exit | None:
+        self._done.wait(timeout)
+        return self._exit
+
+    @property
+    def alive(self) -> bool:
+        return not self._done.is_set()
+
+    def _finished(self, status: int, usage: resource.struct_rusage) -> None:
+        cpu = usage.ru_utime + usage.ru_stime
+        rss = usage.ru_maxrss / 1024
+        sig = os.WTERMSIG(status) if os.WIFSIGNALED(status) else None
+        code = os.WEXITSTATUS(status) if os.WIFEXITED(status) else None
+        reason = self._kill_reason
+        if reason is None:
+            if sig == signal.SIGXCPU or (sig == signal.SIGKILL
+                                         and cpu >= self.job.limits.cpu_s * 0.98):
+                reason = "cpu"
+            elif sig is not None:
+                reason = "signaled"
+            else:
+                reason = "exited"
+        self._exit = Exit(reason, code, sig, cpu, rss)
+        self.channel.close()
+        self._done.set()
+
+
+class Launcher(Protocol):
+    isolation: str
+
+    def start(self, job: Job) -> RunnerProcess: ...
+
+    def close(self) -> None: ...
+
+
+def runner_env(extra: dict[str, str] | None = None) -> dict[str, str]:
+    """The runner's whole environment: nothing of the worker's leaks in."""
+    env = {
+        "PATH": "/usr/local/bin:/usr/bin:/bin",
+        "LANG": "C.UTF-8",
+        "OMP_NUM_THREADS": "1",
+        "MKL_NUM_THREADS": "1",
+        "PYTHONDONTWRITEBYTECODE": "1",
+        "PYTHONHASHSEED": "0",
+        "PYTHONUNBUFFERED": "1",
+    }
+    env.update(extra or {})
+    return env
+
+
+def _apply_rlimits(limits: Limits, address_space: bool) -> None:
+    """Lower the rlimits of the calling process (run in the child before exec or fork)."""
+
+    def lower(res: int, value: int) -> None:
+        soft, hard = resource.getrlimit(res)
+        if hard != resource.RLIM_INFINITY:
+            value = min(value, hard)
+        resource.setrlimit(res, (value, value))
+
+    cpu = max(1, int(limits.cpu_s + 0.999))
+    soft, hard = resource.getrlimit(resource.RLIMIT_CPU)
+    # The soft limit sends SIGXCPU; the hard limit one second later is a SIGKILL.
+    new_hard = cpu + 1 if hard == resource.RLIM_INFINITY else min(cpu + 1, hard)
+    resource.setrlimit(resource.RLIMIT_CPU, (min(cpu, new_hard), new_hard))
+    lower(resource.RLIMIT_CORE, 0)
+    lower(resource.RLIMIT_FSIZE, limits.file_mb * MiB)
+    if address_space:
+        lower(resource.RLIMIT_AS, limits.memory_mb * MiB)
+
+
+class PlainLauncher:
+    """No isolation: a child process with rlimits and a watchdog. For the learner's own
+    machine and development only."""
+
+    isolation = "none"
+
+    def __init__(self, python: str | None = None, address_space_limit: bool = False) -> None:
+        self.python = python or sys.executable
+        self.address_space_limit = address_space_limit
+
+    def start(self, job: Job) -> RunnerProcess:
+        parent, child = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
+        limits = job.limits
+        use_as = self.address_space_limit and job.device == "cpu"
+        try:
+            proc = subprocess.Popen(
+                [self.python, "-m", "sandbox.runner", "--fd", str(child.fileno())],
+                pass_fds=[child.fileno()],
+                stdin=subprocess.DEVNULL,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.STDOUT,
+                cwd=job.dir,
+                env=runner_env({"PYTHONPATH": str(ROOT), "HOME": str(job.dir)}),
+                start_new_session=True,
+                preexec_fn=lambda: _apply_rlimits(limits, use_as),
+            )
+        finally:
+            child.close()
+        runner = RunnerProcess(proc.pid, Channel(parent), job, job.dir)
+        assert proc.stdout is not None
+        watch(runner, proc.stdout.fileno(), lambda: _reap(proc))
+        # Popen must not try to reap it too; the watcher owns the pid from now on.
+        proc.returncode = 0
+        proc.stdout = None
+        return runner
+
+    def close(self) -> None:
+        pass
+
+
+def _reap(proc: subprocess.Popen) -> tuple[int, resource.struct_rusage]:
+    _, status, usage = os.wait4(proc.pid, 0)
+    return status, usage
+
+
+def watch(runner: RunnerProcess, output_fd: int, reap) -> None:
+    """Drain the runner's output, enforce its lifetime, reap it and record its Exit."""
+    out_fd = os.dup(output_fd)
+    lifetime = runner.job.limits.lifetime_s
+
+    def drain() -> None:
+        with os.fdopen(out_fd, "rb", buffering=0) as f:
+            while chunk := f.read(65536):
+                runner._take_output(chunk)
+
+    def wait() -> None:
+        reader = threading.Thread(target=drain, daemon=True)
+        reader.start()
+        timer = threading.Timer(lifetime, runner.kill, args=("wall",))
+        timer.daemon = True
+        timer.start()
+        status, usage = reap()
+        timer.cancel()
+        # Descendants may still hold the pipe open; kill the group, then stop reading.
+        runner._signal_tree(signal.SIGKILL)
+        reader.join(timeout=2)
+        runner._finished(status, usage)
+
+    threading.Thread(target=wait, daemon=True, name=f"runner-{runner.pid}").start()

@@ -1,0 +1,376 @@
+"""The framed message protocol between the trusted grader and the sandboxed runner.
+
+Only data crosses the boundary: JSON plus raw tensor bytes. Never pickle, never eval.
+
+A frame is::
+
+    magic "TJF1" | uint32 json_len | uint64 blob_len | json bytes | blob bytes
+
+The JSON object holds ``kind`` (a :class:`Kind`), ``body`` (any encoded value) and
+``tensors``, a table of ``{"dtype", "shape", "offset", "nbytes"}`` entries describing
+slices of the blob. Inside ``body`` values are plain JSON, except for tagged objects:
+
+* ``{"$t": i}``: tensor number ``i`` of the table;
+* ``{"$tuple": [...]}``: a tuple;
+* ``{"$dict": [[k, v], ...]}``: a dict whose keys are not all strings (or start with ``$``);
+* ``{"$repr": {"type": ..., "repr": ...}}``: a value the sender could not encode (its type
+  name and a short repr), so the receiver can say "expected a tensor, got numpy.ndarray".
+
+Every size is capped and every frame is validated before anything is built from it; a
+malformed frame raises :class:`ProtocolError` and nothing else. This module needs only the
+standard library and torch: the runner imports it inside the sandbox.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import enum
+import json
+import math
+import socket
+import struct
+import time
+from dataclasses import dataclass, field
+from typing import Any
+
+import torch
+
+MAGIC = b"TJF1"
+HEADER = struct.Struct(">4sIQ")
+ALIGN = 64
+
+MAX_JSON_BYTES = 16 * 1024 * 1024
+MAX_BLOB_BYTES = 512 * 1024 * 1024
+MAX_TENSORS = 100_000
+MAX_DEPTH = 64
+MAX_NDIM = 16
+MAX_REPR = 300
+
+DTYPES: dict[str, torch.dtype] = {
+    "bool": torch.bool,
+    "uint8": torch.uint8,
+    "int8": torch.int8,
+    "int16": torch.int16,
+    "int32": torch.int32,
+    "int64": torch.int64,
+    "float16": torch.float16,
+    "bfloat16": torch.bfloat16,
+    "float32": torch.float32,
+    "float64": torch.float64,
+    "complex64": torch.complex64,
+    "complex128": torch.complex128,
+}
+DTYPE_NAMES = {v: k for k, v in DTYPES.items()}
+
+
+class Kind(enum.StrEnum):
+    """Message kinds. Grader to runner: HELLO, CALL, STAGE, RUN, REPLY, BYE.
+    Runner to grader: READY, IMPORT_ERROR, RESULT, ERROR, EVENT, ASK, DONE."""
+
+    HELLO = "hello"
+    CALL = "call"
+    STAGE = "stage"
+    RUN = "run"
+    REPLY = "reply"
+    BYE = "bye"
+    READY = "ready"
+    IMPORT_ERROR = "import_error"
+    RESULT = "result"
+    ERROR = "error"
+    EVENT = "event"
+    ASK = "ask"
+    DONE = "done"
+
+
+class ProtocolError(Exception):
+    """A frame that is malformed, oversized or of an unexpected kind."""
+
+
+class ChannelClosed(ProtocolError):
+    """The other end closed the channel (usually: the process died)."""
+
+
+class ChannelTimeout(ProtocolError):
+    """No complete frame arrived before the deadline."""
+
+
+@dataclass(frozen=True)
+class Unencodable:
+    """Stands for a value the runner could not send: its type name and a short repr."""
+
+    type: str
+    repr: str
+
+
+@dataclass
+class Message:
+    kind: Kind
+    body: Any = None
+    nbytes: int = field(default=0, compare=False)
+
+
+# ---------------------------------------------------------------- encoding
+
+
+class _Encoder:
+    def __init__(self, strict: bool) -> None:
+        self.strict = strict
+        self.table: list[dict[str, Any]] = []
+        self.chunks: list[bytes | memoryview] = []
+        self.keep: list[torch.Tensor] = []
+        self.size = 0
+
+    def value(self, v: Any, depth: int = 0) -> Any:
+        if depth > MAX_DEPTH:
+            return self.unencodable(v, "nested too deeply")
+        if v is None or isinstance(v, bool | str):
+            return v
+        if isinstance(v, int):
+            # A subclass such as IntEnum or numpy's int would not round-trip: send the int.
+            return int(v)
+        if isinstance(v, float):
+            return float(v)
+        if isinstance(v, torch.Tensor):
+            return self.tensor(v)
+        if isinstance(v, list):
+            return [self.value(x, depth + 1) for x in v]
+        if isinstance(v, tuple):
+            return {"$tuple": [self.value(x, depth + 1) for x in v]}
+        if isinstance(v, dict):
+            if all(isinstance(k, str) and not k.startswith("$") for k in v):
+                return {k: self.value(x, depth + 1) for k, x in v.items()}
+            return {"$dict": [[self.value(k, depth + 1), self.value(x, depth + 1)]
+                              for k, x in v.items()]}
+        if isinstance(v, Unencodable):
+            return {"$repr": {"type": v.type, "repr": v.repr}}
+        return self.unencodable(v)
+
+    def unencodable(self, v: Any, why: str = "") -> Any:
+        if self.strict:
+            raise TypeError(f"cannot encode {type(v).__qualname__} {why}".strip())
+        try:
+            text = repr(v)
+        except Exception:  # a hostile __repr__ must not break the runner
+            text = "<repr failed>"
+        return {"$repr": {"type": _type_name(v), "repr": text[:MAX_REPR]}}
+
+    def tensor(self, t: torch.Tensor) -> Any:
+        if t.layout != torch.strided or t.is_quantized or t.is_nested:
+            return self.unencodable(t, "(not a dense tensor)")
+        name = DTYPE_NAMES.get(t.dtype)
+        if name is None:
+            return self.unencodable(t, f"(dtype {t.dtype})")
+        device = t.device.type
+        t = t.detach()
+        if device != "cpu":
+            t = t.cpu()
+        t = t.contiguous()
+        nbytes = t.numel() * t.element_size()
+        pad = (-self.size) % ALIGN
+        if pad:
+            self.chunks.append(b"\0" * pad)
+            self.size += pad
+        if nbytes:
+            # A view of the tensor's own memory (no numpy needed); the tensor is kept alive
+            # in self.keep until the frame has been sent.
+            self.keep.append(t)
+            self.chunks.append(memoryview((ctypes.c_char * nbytes).from_address(t.data_ptr())))
+        self.table.append({"dtype": name, "shape": list(t.shape), "offset": self.size,
+                           "nbytes": nbytes, "device": device})
+        self.size += nbytes
+        if len(self.table) > MAX_TENSORS:
+            raise TypeError("too many tensors in one message")
+        return {"$t": len(self.table) - 1}
+
+
+def _type_name(v: Any) -> str:
+    t = type(v)
+    mod = t.__module__
+    return t.__qualname__ if mod == "builtins" else f"{mod}.{t.__qualname__}"
+
+
+@dataclass
+class Frame:
+    """An encoded frame: buffers to send in order. They view the memory of the tensors in
+    ``keep``, which the frame holds alive until it is sent."""
+
+    buffers: list[bytes | memoryview]
+    keep: list[torch.Tensor]
+
+    def tobytes(self) -> bytes:
+        return b"".join(bytes(b) for b in self.buffers)
+
+
+def encode(kind: Kind, body: Any = None, *, strict: bool = True) -> Frame:
+    """Encode one frame. ``strict=False`` (the runner's choice) turns values that cannot be
+    sent into ``$repr`` placeholders instead of raising TypeError."""
+    enc = _Encoder(strict)
+    payload = {"kind": str(kind), "body": enc.value(body), "tensors": enc.table}
+    data = json.dumps(payload, separators=(",", ":"), allow_nan=True).encode()
+    if len(data) > MAX_JSON_BYTES:
+        raise TypeError(f"message too large: {len(data)} bytes of JSON")
+    if enc.size > MAX_BLOB_BYTES:
+        raise TypeError(f"message too large: {enc.size} bytes of tensor data")
+    return Frame([HEADER.pack(MAGIC, len(data), enc.size), data, *enc.chunks], enc.keep)
+
+
+# ---------------------------------------------------------------- decoding
+
+
+def decode(data: bytes, blob: bytearray, *, max_blob: int = MAX_BLOB_BYTES) -> Message:
+    """Validate and decode one frame's JSON and blob. Raises ProtocolError."""
+    try:
+        payload = json.loads(data)
+    except (UnicodeDecodeError, json.JSONDecodeError, RecursionError) as e:
+        raise ProtocolError(f"frame is not valid JSON: {e}") from None
+    if not isinstance(payload, dict) or set(payload) != {"kind", "body", "tensors"}:
+        raise ProtocolError("frame must be an object with exactly kind, body, tensors")
+    try:
+        kind = Kind(payload["kind"])
+    except ValueError:
+        raise ProtocolError(f"unknown message kind {payload['kind']!r}") from None
+    table = payload["tensors"]
+    if not isinstance(table, list) or len(table) > MAX_TENSORS:
+        raise ProtocolError("tensor table must be a list of at most %d entries" % MAX_TENSORS)
+    tensors = [_tensor(entry, blob) for entry in table]
+    body = _value(payload["body"], tensors, 0)
+    return Message(kind, body, len(data) + len(blob))
+
+
+def _tensor(entry: Any, blob: bytearray) -> torch.Tensor:
+    if not isinstance(entry, dict) or not {"dtype", "shape", "offset", "nbytes"} <= set(entry):
+        raise ProtocolError("tensor entry must hold dtype, shape, offset, nbytes")
+    dtype = DTYPES.get(entry["dtype"]) if isinstance(entry["dtype"], str) else None
+    if dtype is None:
+        raise ProtocolError(f"tensor dtype {entry['dtype']!r} is not allowed")
+    shape, offset, nbytes = entry["shape"], entry["offset"], entry["nbytes"]
+    if (not isinstance(shape, list) or len(shape) > MAX_NDIM
+            or not all(type(s) is int and s >= 0 for s in shape)):
+        raise ProtocolError(f"tensor shape {shape!r} is not a list of sizes")
+    if type(offset) is not int or type(nbytes) is not int or offset < 0 or nbytes < 0:
+        raise ProtocolError("tensor offset and nbytes must be non-negative integers")
+    itemsize = torch.empty((), dtype=dtype).element_size()
+    if math.prod(shape) * itemsize != nbytes:
+        raise ProtocolError(f"tensor of shape {shape} and dtype {entry['dtype']} "
+                            f"cannot hold {nbytes} bytes")
+    if offset + nbytes > len(blob):
+        raise ProtocolError("tensor data lies outside the frame")
+    if nbytes == 0:
+        return torch.empty(shape, dtype=dtype)
+    raw = torch.frombuffer(blob, dtype=torch.uint8, count=nbytes, offset=offset).clone()
+    if dtype is torch.bool:
+        return (raw != 0).reshape(shape)  # any byte other than 0 or 1 is normalised
+    return raw.view(dtype).reshape(shape)
+
+
+def _value(v: Any, tensors: list[torch.Tensor], depth: int) -> Any:
+    if depth > MAX_DEPTH:
+        raise ProtocolError("value nested too deeply")
+    if v is None or isinstance(v, bool | int | float | str):
+        return v
+    if isinstance(v, list):
+        return [_value(x, tensors, depth + 1) for x in v]
+    if not isinstance(v, dict):
+        raise ProtocolError(f"unexpected JSON value {type(v).__name__}")
+    if len(v) == 1:
+        (tag, inner), = v.items()
+        if tag == "$t":
+            if type(inner) is not int or not 0 <= inner < len(tensors):
+                raise ProtocolError(f"tensor reference {inner!r} is out of range")
+            return tensors[inner]
+        if tag == "$tuple":
+            if not isinstance(inner, list):
+                raise ProtocolError("$tuple must hold a list")
+            return tuple(_value(x, tensors, depth + 1) for x in inner)
+        if tag == "$dict":
+            if not isinstance(inner, list) or not all(
+                    isinstance(p, list) and len(p) == 2 for p in inner):
+                raise ProtocolError("$dict must hold [key, value] pairs")
+            out = {}
+            for k, x in inner:
+                key = _value(k, tensors, depth + 1)
+                try:
+                    hash(key)
+                except TypeError:
+                    raise ProtocolError("$dict key is not hashable") from None
+                out[key] = _value(x, tensors, depth + 1)
+            return out
+        if tag == "$repr":
+            if (not isinstance(inner, dict) or set(inner) != {"type", "repr"}
+                    or not all(isinstance(x, str) for x in inner.values())):
+                raise ProtocolError("$repr must hold type and repr strings")
+            return Unencodable(inner["type"][:MAX_REPR], inner["repr"][:MAX_REPR])
+    if any(k.startswith("$") for k in v):
+        raise ProtocolError(f"unknown tag in {sorted(v)[:3]}")
+    return {k: _value(x, tensors, depth + 1) for k, x in v.items()}
+
+
+# ---------------------------------------------------------------- the channel
+
+
+class Channel:
+    """One end of a connected stream socket, sending and receiving whole frames.
+
+    ``max_blob`` caps what this end accepts; the grader lowers it for the runner's side.
+    ``recv`` honours an absolute ``deadline`` (time.monotonic()) so a silent peer cannot
+    hang the grader.
+    """
+
+    def __init__(self, sock: socket.socket, *, max_blob: int = MAX_BLOB_BYTES,
+                 strict: bool = True) -> None:
+        self.sock = sock
+        self.max_blob = max_blob
+        self.strict = strict
+
+    def send(self, kind: Kind, body: Any = None) -> None:
+        frame = encode(kind, body, strict=self.strict)
+        self.sock.settimeout(None)
+        try:
+            for buf in frame.buffers:
+                self.sock.sendall(buf)
+        except (BrokenPipeError, ConnectionResetError) as e:
+            raise ChannelClosed(f"the other end is gone: {e}") from None
+
+    def recv(self, deadline: float | None = None) -> Message:
+        header = self._exactly(HEADER.size, deadline)
+        magic, json_len, blob_len = HEADER.unpack(header)
+        if magic != MAGIC:
+            raise ProtocolError("frame does not start with the protocol's magic bytes")
+        if json_len > MAX_JSON_BYTES:
+            raise ProtocolError(f"frame announces {json_len} bytes of JSON "
+                                f"(the limit is {MAX_JSON_BYTES})")
+        if blob_len > self.max_blob:
+            raise ProtocolError(f"frame announces {blob_len} bytes of tensor data "
+                                f"(the limit is {self.max_blob})")
+        data = bytes(self._exactly(json_len, deadline))
+        blob = self._exactly(blob_len, deadline)
+        return decode(data, blob, max_blob=self.max_blob)
+
+    def _exactly(self, n: int, deadline: float | None) -> bytearray:
+        buf = bytearray(n)
+        view = memoryview(buf)
+        got = 0
+        while got < n:
+            if deadline is None:
+                self.sock.settimeout(None)
+            else:
+                left = deadline - time.monotonic()
+                if left <= 0:
+                    raise ChannelTimeout("no answer before the deadline")
+                self.sock.settimeout(left)
+            try:
+                k = self.sock.recv_into(view[got:], min(n - got, 1 << 20))
+            except TimeoutError:
+                raise ChannelTimeout("no answer before the deadline") from None
+            except (ConnectionResetError, OSError) as e:
+                raise ChannelClosed(f"channel broke: {e}") from None
+            if k == 0:
+                raise ChannelClosed("the other end closed the channel")
+            got += k
+        return buf
+
+    def close(self) -> None:
+        try:
+            self.sock.close()
+        except OSError:
+            pass

@@ -1,0 +1,228 @@
+"""The untrusted side: imports a submission and answers the grader's requests.
+
+This runs inside the sandbox, in the same process as the learner's code, so nothing it
+says is trusted: it only carries data. The grader generates inputs, keeps the clock and
+compares. The runner speaks :mod:`sandbox.protocol` on one inherited socket; stdout and
+stderr belong to the submission (the grader caps and keeps them, they mean nothing).
+
+Conversation::
+
+    grader: HELLO {submission, fixture?, names, threads}
+    runner: READY {names, torch, cuda, pid}        or IMPORT_ERROR {where, type, message, ...}
+    grader: CALL {target: "sub"|"fixture", fn, args, kwargs, return_args}
+    runner: EVENT {...}* / ASK {...} (grader: REPLY {...}) ...   then RESULT {value, args?}
+                                                                 or ERROR {type, message, ...}
+    grader: STAGE {id, target, fn, args, kwargs}  runner: DONE {id}
+    grader: RUN {id}                              runner: RESULT {value} or ERROR
+    grader: BYE                                   (the runner exits)
+
+Start it as ``python -m sandbox.runner --fd N`` (a socket inherited on fd N) or call
+:func:`serve` from a forked template process.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib.util
+import os
+import socket
+import sys
+import traceback
+from types import ModuleType
+from typing import Any
+
+import torch
+
+from sandbox.protocol import Channel, Kind, ProtocolError
+
+MAX_MESSAGE = 4000
+
+
+class Context:
+    """What a scenario fixture gets besides the submission: a way to talk to the grader
+    while it runs (progress events, questions such as "kill me now?")."""
+
+    def __init__(self, channel: Channel) -> None:
+        self._channel = channel
+
+    def emit(self, data: Any) -> None:
+        """Tell the grader something (a logged loss, a step). No answer."""
+        self._channel.send(Kind.EVENT, data)
+
+    def ask(self, data: Any) -> Any:
+        """Tell the grader something and wait for its reply (it may kill us instead)."""
+        self._channel.send(Kind.ASK, data)
+        msg = self._channel.recv()
+        if msg.kind is not Kind.REPLY:
+            raise ProtocolError(f"expected a reply, got {msg.kind}")
+        return msg.body
+
+
+def _load(name: str, path: str) -> ModuleType:
+    spec = importlib.util.spec_from_file_location(name, path)
+    if spec is None or spec.loader is None:
+        raise ImportError(f"cannot load {path}")
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[name] = module
+    spec.loader.exec_module(module)
+    return module
+
+
+def _safe_str(e: BaseException) -> str:
+    try:
+        return str(e)[:MAX_MESSAGE]
+    except Exception:
+        return "<the exception's message could not be shown>"
+
+
+def _describe(e: BaseException, focus: str | None) -> dict[str, Any]:
+    """An exception as data: its type, message and the frames of the learner's file."""
+    if isinstance(e, SyntaxError):
+        # The compiler's own report says where; the import machinery's frames do not help.
+        if e.filename:
+            e.filename = os.path.basename(e.filename)
+        return {"type": type(e).__name__, "message": _safe_str(e), "line": e.lineno,
+                "traceback": "".join(traceback.format_exception_only(type(e), e))[-MAX_MESSAGE:]}
+    frames = traceback.extract_tb(e.__traceback__)
+    mine = [f for f in frames if focus and f.filename == focus]
+    shown = mine or [f for f in frames if not f.filename.startswith("<frozen")][-3:]
+    tb = "".join(f'  File "{os.path.basename(f.filename)}", line {f.lineno}, in {f.name}\n'
+                 + (f"    {f.line}\n" if f.line else "") for f in shown)
+    return {
+        "type": type(e).__name__,
+        "message": _safe_str(e),
+        "traceback": tb[-MAX_MESSAGE:],
+        "line": mine[-1].lineno if mine else None,
+    }
+
+
+class Runner:
+    def __init__(self, channel: Channel) -> None:
+        self.channel = channel
+        self.sol: ModuleType | None = None
+        self.fixture: ModuleType | None = None
+        self.submission_path: str | None = None
+        self.staged: dict[Any, tuple[Any, list, dict]] = {}
+        self.context = Context(channel)
+        self.cuda = False
+
+    def hello(self, body: dict[str, Any]) -> bool:
+        torch.set_num_threads(int(body.get("threads") or 1))
+        fixture = body.get("fixture")
+        if fixture:
+            try:
+                self.fixture = _load("judge_fixture", fixture)
+            except BaseException as e:
+                self.channel.send(Kind.IMPORT_ERROR, {"where": "fixture", **_describe(e, fixture)})
+                return False
+        self.submission_path = body["submission"]
+        try:
+            self.sol = _load(body.get("module", "submission"), self.submission_path)
+        except BaseException as e:  # SyntaxError, ImportError, sys.exit() at import ...
+            self.channel.send(Kind.IMPORT_ERROR,
+                              {"where": "submission", **_describe(e, self.submission_path)})
+            return False
+        names = list(body.get("names") or [])
+        missing = [n for n in names if not hasattr(self.sol, n)]
+        if missing:
+            self.channel.send(Kind.IMPORT_ERROR, {"where": "submission", "type": "NameError",
+                                                  "message": "missing " + ", ".join(missing),
+                                                  "missing": missing, "traceback": ""})
+            return False
+        self.cuda = bool(body.get("device") == "cuda" and torch.cuda.is_available())
+        self.channel.send(Kind.READY, {"names": names, "torch": torch.__version__,
+                                       "pid": os.getpid(), "cuda": self.cuda})
+        return True
+
+    def _target(self, body: dict[str, Any]) -> Any:
+        fn = body.get("fn")
+        if not isinstance(fn, str) or fn.startswith("_"):
+            raise ProtocolError(f"bad function name {fn!r}")
+        if body.get("target") == "fixture":
+            if self.fixture is None:
+                raise ProtocolError("this problem has no fixture")
+            scenario = getattr(self.fixture, fn)
+            return lambda *a, **k: scenario(self.sol, self.context, *a, **k)
+        return getattr(self.sol, fn)
+
+    def stage(self, body: dict[str, Any]) -> None:
+        """Keep a call ready for RUN. With ``prepare`` (a fixture scenario), build its
+        state now, so that only the learner's part is timed."""
+        args, kwargs = list(body.get("args") or []), dict(body.get("kwargs") or {})
+        try:
+            fn = self._target(body)
+            prepare = body.get("prepare")
+            if prepare:
+                state = self._target({"target": "fixture", "fn": prepare})(*args, **kwargs)
+                args, kwargs = [state], {}
+        except BaseException as e:
+            self.channel.send(Kind.ERROR, _describe(e, self.submission_path))
+            return
+        self.staged[body.get("id")] = (fn, args, kwargs)
+        self.channel.send(Kind.DONE, {"id": body.get("id")})
+
+    def call(self, fn: Any, args: list, kwargs: dict, return_args: bool) -> None:
+        try:
+            value = fn(*args, **kwargs)
+            if self.cuda:
+                # The grader's clock stops when the result arrives: finish the GPU's work.
+                torch.cuda.synchronize()
+        except BaseException as e:  # the learner's exceptions are data, SystemExit included
+            self.channel.send(Kind.ERROR, _describe(e, self.submission_path))
+            return
+        body: dict[str, Any] = {"value": value}
+        if return_args:
+            body["args"] = args
+            body["kwargs"] = kwargs
+        self.channel.send(Kind.RESULT, body)
+
+    def serve(self) -> None:
+        while True:
+            msg = self.channel.recv()
+            body = msg.body if isinstance(msg.body, dict) else {}
+            if msg.kind is Kind.BYE:
+                return
+            if msg.kind is Kind.CALL:
+                try:
+                    fn = self._target(body)
+                except AttributeError as e:
+                    self.channel.send(Kind.ERROR, _describe(e, self.submission_path))
+                    continue
+                self.call(fn, list(body.get("args") or []), dict(body.get("kwargs") or {}),
+                          bool(body.get("return_args")))
+            elif msg.kind is Kind.STAGE:
+                self.stage(body)
+            elif msg.kind is Kind.RUN:
+                fn, args, kwargs = self.staged.pop(body.get("id"))
+                self.call(fn, args, kwargs, False)
+            else:
+                raise ProtocolError(f"unexpected message {msg.kind}")
+
+
+def serve(sock: socket.socket) -> None:
+    """Run the conversation on a connected socket until BYE or the channel closes."""
+    channel = Channel(sock, strict=False)
+    runner = Runner(channel)
+    msg = channel.recv()
+    if msg.kind is not Kind.HELLO or not isinstance(msg.body, dict):
+        raise ProtocolError("the conversation must start with HELLO")
+    if runner.hello(msg.body):
+        runner.serve()
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--fd", type=int, required=True, help="the inherited socket's fd")
+    args = parser.parse_args(argv)
+    sock = socket.socket(fileno=args.fd)
+    try:
+        serve(sock)
+    finally:
+        sys.stdout.flush()
+        sys.stderr.flush()
+    # Skip interpreter teardown: a submission's atexit hooks or threads must not delay us.
+    os._exit(0)
+
+
+if __name__ == "__main__":
+    main()
