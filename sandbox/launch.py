@@ -228,10 +228,10 @@ class PlainLauncher:
             child.close()
         runner = RunnerProcess(proc.pid, Channel(parent), job, job.dir)
         assert proc.stdout is not None
-        watch(runner, proc.stdout.fileno(), lambda: _reap(proc))
+        watch(runner, proc.stdout.fileno(), lambda: _reap(proc))  # watch() dups the fd
+        proc.stdout.close()
         # Popen must not try to reap it too; the watcher owns the pid from now on.
         proc.returncode = 0
-        proc.stdout = None
         return runner
 
     def close(self) -> None:
