@@ -52,7 +52,7 @@ def public_tests_source(source: str) -> str:
     lines = source.splitlines(keepends=True)
     drop: set[int] = set()
     for node in tree.body:
-        if _is_hidden_case(node):
+        if isinstance(node, ast.FunctionDef) and _is_hidden_case(node):
             first = min([d.lineno for d in node.decorator_list] + [node.lineno])
             drop.update(range(first - 1, node.end_lineno or node.lineno))
     kept = "".join(line for i, line in enumerate(lines) if i not in drop)

@@ -57,7 +57,8 @@ class ImportFailed(Exception):
             return T(f"代码里缺少需要的名字：{names}", f"the file does not define {names}")
         head = f"{self.info.get('type')}: {self.info.get('message')}"
         tb = str(self.info.get("traceback") or "").rstrip()
-        return T(f"导入代码时出错：{head}\n{tb}".rstrip(), f"importing the file failed: {head}\n{tb}".rstrip())
+        return T(f"导入代码时出错：{head}\n{tb}".rstrip(),
+                 f"importing the file failed: {head}\n{tb}".rstrip())
 
 
 class RunnerLost(BaseException):
@@ -269,9 +270,9 @@ class RunnerSession:
         if msg.kind is not Kind.RESULT or not isinstance(msg.body, dict):
             raise self._broken(f"expected RESULT, got {msg.kind}")
         b = msg.body
-        args = b.get("args") if isinstance(b.get("args"), list) else []
-        kwargs = b.get("kwargs") if isinstance(b.get("kwargs"), dict) else {}
-        return CallResult(b.get("value"), args, kwargs, elapsed)
+        args, kwargs = b.get("args"), b.get("kwargs")
+        return CallResult(b.get("value"), args if isinstance(args, list) else [],
+                          kwargs if isinstance(kwargs, dict) else {}, elapsed)
 
 
 class Event:

@@ -190,7 +190,8 @@ def run_checks(problem: Problem, sessions, report: Report, seed: int, device: st
         if m.verdict is not Verdict.ACCEPTED:
             report.verdict = m.verdict
             if m.verdict is Verdict.TOO_SLOW and m.message is None:
-                m.message = T(f"速度只有参考解答的 {m.ratio:.2f} 倍，要求至少 {spec.min_ratio:.2f} 倍",
+                m.message = T(f"速度只有参考解答的 {m.ratio:.2f} 倍，"
+                              f"要求至少 {spec.min_ratio:.2f} 倍",
                               f"runs at {m.ratio:.2f}× the reference's speed; at least "
                               f"{spec.min_ratio:.2f}× is required")
             report.message = T(f"速度检查 {spec.name}：", f"throughput check {spec.name}: ") + (

@@ -3,10 +3,10 @@
 
     python practice/judge.py doctor              # 本机能判哪些题（PyTorch、CUDA、MPS）
     python practice/judge.py list                # 题目列表
-    python practice/judge.py start 1             # 把第 1 题的模板复制到 practice/workspace/，并打印题目
+    python practice/judge.py start 1             # 复制第 1 题的模板到 practice/workspace/
     python practice/judge.py test 1              # 用公开用例判 practice/workspace/ 里你的代码
     python practice/judge.py test 1 my.py --run  # 只跑样例；也可以指定别的文件
-    python practice/judge.py check               # （维护者）参考解答通过、模板不通过、submissions/ 各得其判定
+    python practice/judge.py check               # （维护者）检查题目包
     python practice/judge.py submit 1 --server URL   # 提交到评测网站，实时显示进度
 
 题号可以写编号（1）或 slug（padding-collate）。只需要 PyTorch；隐藏用例只在网站上评测。
@@ -64,7 +64,8 @@ def cmd_doctor(args: argparse.Namespace) -> int:
     rows = [
         ("PyTorch", info["torch"], T("所有题目都需要", "every problem needs it")),
         ("NumPy", info["numpy"], T("部分题目的场景需要", "some problems' scenarios need it")),
-        ("CUDA", gpu and f"{gpu} (CUDA {info['cuda']})", T("标记为 CUDA 的用例", "cases marked CUDA")),
+        ("CUDA", gpu and f"{gpu} (CUDA {info['cuda']})",
+         T("标记为 CUDA 的用例", "cases marked CUDA")),
         ("MPS", "Apple GPU" if info["mps"] else None, T("本地试验用（评测在 CPU/CUDA 上）",
                                                          "for your own experiments")),
     ]

@@ -231,7 +231,7 @@ def decode(data: bytes, blob: bytearray, *, max_blob: int = MAX_BLOB_BYTES) -> M
         raise ProtocolError(f"unknown message kind {payload['kind']!r}") from None
     table = payload["tensors"]
     if not isinstance(table, list) or len(table) > MAX_TENSORS:
-        raise ProtocolError("tensor table must be a list of at most %d entries" % MAX_TENSORS)
+        raise ProtocolError(f"tensor table must be a list of at most {MAX_TENSORS} entries")
     tensors = [_tensor(entry, blob) for entry in table]
     body = _value(payload["body"], tensors, 0)
     return Message(kind, body, len(data) + len(blob))

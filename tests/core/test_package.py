@@ -60,7 +60,7 @@ def test_missing_files_are_listed(tmp_path):
     folder = write_problem(tmp_path)
     (folder / "tests.py").unlink()
     (folder / "reference.py").unlink()
-    with pytest.raises(PackageError, match="missing tests.py, reference.py"):
+    with pytest.raises(PackageError, match=r"missing tests\.py, reference\.py"):
         load_problem(folder)
 
 

@@ -10,8 +10,8 @@ import zipfile
 
 import pytest
 
-from judge.package import load_problem
 from judge.pack import build_practice_pack, public_tests_source
+from judge.package import load_problem
 from tests.conftest import ROOT, write_problem
 
 STARTER_FAIL = "✗ example_small"
