@@ -1,0 +1,79 @@
+// The problem page's code editor: CodeMirror 6 with Python highlighting and Tab indentation,
+// mounted over the page's <textarea name="code">, which it keeps in sync so the plain form
+// submit still works. The draft lives in localStorage per problem; "reset" restores the
+// starter. Without this bundle the page keeps the plain textarea (see problem.html).
+import { basicSetup } from "codemirror";
+import { EditorView, keymap } from "@codemirror/view";
+import { EditorState } from "@codemirror/state";
+import { indentWithTab } from "@codemirror/commands";
+import { indentUnit } from "@codemirror/language";
+import { python } from "@codemirror/lang-python";
+
+const DRAFT_PREFIX = "torch-judge:draft:";
+
+function mount(textarea) {
+  const form = textarea.form;
+  const slug = textarea.dataset.problem;
+  const starter = JSON.parse(document.getElementById("starter-code").textContent);
+  const key = DRAFT_PREFIX + slug;
+  const status = document.getElementById("draft-status");
+  const say = (text) => { if (status) status.textContent = text || ""; };
+
+  // A draft wins over the starter, unless the server re-rendered the page with the
+  // code just submitted (a rejected submission): then the textarea already holds it.
+  let initial = textarea.value;
+  const draft = localStorage.getItem(key);
+  if (textarea.dataset.fromServer !== "1" && draft !== null && draft !== initial) {
+    initial = draft;
+    say(textarea.dataset.msgRestored);
+  }
+
+  const save = EditorView.updateListener.of((update) => {
+    if (!update.docChanged) return;
+    const code = update.state.doc.toString();
+    textarea.value = code;
+    if (code === starter) localStorage.removeItem(key);
+    else localStorage.setItem(key, code);
+    say(textarea.dataset.msgSaved);
+  });
+
+  const view = new EditorView({
+    state: EditorState.create({
+      doc: initial,
+      extensions: [
+        basicSetup,
+        keymap.of([indentWithTab]),
+        indentUnit.of("    "),
+        EditorState.tabSize.of(4),
+        python(),
+        save,
+        EditorView.contentAttributes.of({ "aria-label": textarea.getAttribute("aria-label") || "code" }),
+      ],
+    }),
+  });
+  textarea.value = initial;
+  textarea.hidden = true;
+  textarea.insertAdjacentElement("afterend", view.dom);
+  view.dom.classList.add("code-editor");
+
+  const setCode = (code) => {
+    view.dispatch({ changes: { from: 0, to: view.state.doc.length, insert: code } });
+  };
+  const reset = document.getElementById("reset-code");
+  if (reset) {
+    reset.hidden = false;
+    reset.addEventListener("click", () => {
+      if (view.state.doc.toString() !== starter && !window.confirm(reset.dataset.confirm)) return;
+      setCode(starter);
+      localStorage.removeItem(key);
+      say(textarea.dataset.msgReset);
+      view.focus();
+    });
+  }
+  if (form) form.addEventListener("submit", () => { textarea.value = view.state.doc.toString(); });
+  document.body.classList.add("editor-ready");
+  window.judgeEditor = { view, setCode, getCode: () => view.state.doc.toString() };
+}
+
+const textarea = document.querySelector("textarea[data-editor]");
+if (textarea) mount(textarea);
