@@ -1,0 +1,26 @@
+"""Alembic environment: runs on the engine the app passes in (``web.db.migrate``), or on
+``sqlalchemy.url`` when called from the alembic command line."""
+
+from __future__ import annotations
+
+from alembic import context
+from sqlalchemy import create_engine
+
+from web.models import Base
+
+config = context.config
+target_metadata = Base.metadata
+
+
+def run() -> None:
+    engine = config.attributes.get("engine") or create_engine(
+        config.get_main_option("sqlalchemy.url"))
+    with engine.connect() as connection:
+        context.configure(connection=connection, target_metadata=target_metadata,
+                          render_as_batch=connection.dialect.name == "sqlite")
+        with context.begin_transaction():
+            context.run_migrations()
+        connection.commit()
+
+
+run()
