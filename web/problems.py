@@ -1,0 +1,130 @@
+"""The problem bank as the web app sees it: packages loaded once, statements rendered once.
+
+The web process never imports a package's ``tests.py`` (that is the worker's job, and it
+needs torch): the public cases shown as examples are read from its syntax tree, the way
+``judge.pack`` cuts hidden cases out. Only a case whose decorator literally says
+``public=True`` is shown; anything else is treated as hidden.
+"""
+
+from __future__ import annotations
+
+import ast
+import textwrap
+from dataclasses import dataclass, field
+from functools import cached_property
+from pathlib import Path
+
+from judge.i18n import T
+from judge.package import DIFFICULTY, Problem, load_all, problems_dir
+from web import markdown
+
+
+@dataclass(frozen=True)
+class Example:
+    name: str
+    category: T
+    code: str
+
+    @property
+    def is_example(self) -> bool:
+        return self.name.startswith("example")
+
+
+def public_cases(tests_source: str) -> list[Example]:
+    """The public ``@case(public=True, zh=..., en=...)`` functions of a tests.py, in order."""
+    found = []
+    for node in ast.parse(tests_source).body:
+        if not isinstance(node, ast.FunctionDef):
+            continue
+        for dec in node.decorator_list:
+            if not (isinstance(dec, ast.Call) and getattr(dec.func, "id", None) == "case"):
+                continue
+            kw = {k.arg: k.value.value for k in dec.keywords
+                  if k.arg and isinstance(k.value, ast.Constant)}
+            if kw.get("public") is True:
+                lines = tests_source.splitlines()
+                first = min(d.lineno for d in node.decorator_list)
+                code = textwrap.dedent("\n".join(lines[first - 1:node.end_lineno]))
+                found.append(Example(node.name, T(str(kw.get("zh", "")), str(kw.get("en", ""))),
+                                     code))
+    return found
+
+
+@dataclass
+class ProblemView:
+    """A package plus what the pages and the API show of it."""
+
+    problem: Problem
+    _html: dict[str, str] = field(default_factory=dict)
+
+    @property
+    def slug(self) -> str:
+        return self.problem.slug
+
+    @property
+    def number(self) -> int:
+        return self.problem.number
+
+    @property
+    def meta(self):
+        return self.problem.meta
+
+    def title(self, lang: str) -> str:
+        return self.meta.title.en if lang == "en" else self.meta.title.zh
+
+    def difficulty(self, lang: str) -> str:
+        return DIFFICULTY[self.meta.difficulty](lang)
+
+    @cached_property
+    def version(self) -> str:
+        return self.problem.content_hash
+
+    @cached_property
+    def starter(self) -> str:
+        return self.problem.starter
+
+    def statement(self, lang: str) -> str:
+        return self.problem.statement(lang)
+
+    def statement_html(self, lang: str) -> str:
+        if lang not in self._html:
+            self._html[lang] = markdown.render(self.statement(lang))
+        return self._html[lang]
+
+    @cached_property
+    def examples(self) -> list[Example]:
+        return public_cases(self.problem.read("tests.py"))
+
+    @property
+    def needs_gpu(self) -> bool:
+        """Judged by GPU workers only: every case needs CUDA, or a speed check runs on it."""
+        return self.meta.requires.cuda or any(t.device == "cuda" for t in self.meta.throughput)
+
+
+class ProblemBank:
+    def __init__(self, root: Path | None = None) -> None:
+        self.root = Path(root) if root else problems_dir()
+        self.problems = [ProblemView(p) for p in load_all(self.root)]
+        self._by_slug = {p.slug: p for p in self.problems}
+
+    def get(self, ident: str | int) -> ProblemView | None:
+        """By slug or number; None when there is no such problem."""
+        text = str(ident).strip()
+        if text in self._by_slug:
+            return self._by_slug[text]
+        if text.isdigit():
+            return next((p for p in self.problems if p.number == int(text)), None)
+        return None
+
+    def __iter__(self):
+        return iter(self.problems)
+
+    @cached_property
+    def version(self) -> str:
+        """Changes whenever any package changes (names the cached practice pack)."""
+        import hashlib
+
+        h = hashlib.sha256()
+        for p in self.problems:
+            h.update(f"{p.slug}:{p.version}\n".encode())
+        return h.hexdigest()[:16]

@@ -1,0 +1,330 @@
+"""Every query the app runs: users and tokens, submissions, the job queue, statistics.
+
+Queue operations are single conditional UPDATEs (``... WHERE status = 'queued'``,
+``... WHERE lease_token = :t AND lease_expires_at >= :now``) so two workers can never hold
+the same job and a result is written once, on SQLite and PostgreSQL alike.
+"""
+
+from __future__ import annotations
+
+import secrets
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+from typing import Any
+
+from sqlalchemy import and_, case, delete, func, or_, select, update
+from sqlalchemy.exc import IntegrityError
+from sqlalchemy.orm import Session
+
+from web.models import ApiToken, Job, JobEvent, Submission, User, Worker
+
+IN_FLIGHT = ("queued", "running")
+MAX_ATTEMPTS = 3  # a job whose lease expired this many times is ended as internal_error
+
+# ---------------------------------------------------------------- users and tokens
+
+
+def user_by_name(db: Session, username: str) -> User | None:
+    return db.scalar(select(User).where(User.username_key == username.casefold()))
+
+
+def create_user(db: Session, username: str, password_hash: str, now: datetime,
+                lang: str = "zh") -> User | None:
+    """The new user, or None when the name is taken."""
+    user = User(username=username, username_key=username.casefold(),
+                password_hash=password_hash, lang=lang, created_at=now, is_admin=False)
+    db.add(user)
+    try:
+        db.commit()
+    except IntegrityError:
+        db.rollback()
+        return None
+    return user
+
+
+def set_lang(db: Session, user: User, lang: str) -> None:
+    user.lang = lang
+    db.commit()
+
+
+def create_token(db: Session, user: User, token_hash: str, now: datetime, days: int) -> None:
+    db.add(ApiToken(user_id=user.id, token_hash=token_hash, created_at=now,
+                    expires_at=now + timedelta(days=days)))
+    db.commit()
+
+
+def user_for_token(db: Session, token_hash: str, now: datetime) -> User | None:
+    return db.scalar(select(User).join(ApiToken, ApiToken.user_id == User.id)
+                     .where(ApiToken.token_hash == token_hash, ApiToken.expires_at > now))
+
+
+# ---------------------------------------------------------------- submissions
+
+
+@dataclass
+class Limited(Exception):
+    """A submission refused by a rate limit; ``retry_after`` in seconds when it helps."""
+
+    reason: str  # "in_flight" or "per_minute"
+    retry_after: int = 0
+
+
+def add_submission(db: Session, user: User, problem: str, version: str, code: str,
+                   needs_gpu: bool, now: datetime, per_minute: int) -> Submission:
+    """Store a submission and its job, or raise Limited with nothing stored.
+
+    The rows are inserted first and the limits counted after, in the same transaction:
+    the insert takes SQLite's write lock (and the user row is locked on PostgreSQL), so
+    two requests of one user racing each other see each other's row and one rolls back.
+    """
+    db.execute(select(User.id).where(User.id == user.id).with_for_update())
+    sub = Submission(user_id=user.id, problem=problem, problem_version=version, code=code,
+                     status="queued", created_at=now)
+    db.add(sub)
+    db.flush()
+    db.add(Job(submission_id=sub.id, status="queued", priority=0, needs_gpu=needs_gpu,
+               attempts=0, created_at=now))
+    db.flush()
+    in_flight = db.scalar(select(func.count()).select_from(Submission).where(
+        Submission.user_id == user.id, Submission.status.in_(IN_FLIGHT)))
+    since = now - timedelta(minutes=1)
+    recent = list(db.scalars(select(Submission.created_at).where(
+        Submission.user_id == user.id, Submission.created_at > since)
+        .order_by(Submission.created_at)))
+    if (in_flight or 0) > 1:
+        db.rollback()
+        raise Limited("in_flight")
+    if len(recent) > per_minute:
+        db.rollback()
+        wait = (recent[0] - since).total_seconds()
+        raise Limited("per_minute", max(1, int(wait) + 1))
+    db.commit()
+    return sub
+
+
+def get_submission(db: Session, sid: int) -> Submission | None:
+    return db.get(Submission, sid)
+
+
+def user_submissions(db: Session, user_id: int, *, problem: str | None = None,
+                     limit: int = 50, offset: int = 0) -> list[Submission]:
+    q = select(Submission).where(Submission.user_id == user_id)
+    if problem:
+        q = q.where(Submission.problem == problem)
+    return list(db.scalars(q.order_by(Submission.id.desc()).limit(limit).offset(offset)))
+
+
+def count_user_submissions(db: Session, user_id: int) -> int:
+    return db.scalar(select(func.count()).select_from(Submission)
+                     .where(Submission.user_id == user_id)) or 0
+
+
+def current_job(db: Session, sid: int) -> Job | None:
+    return db.scalar(select(Job).where(Job.submission_id == sid).order_by(Job.id.desc()).limit(1))
+
+
+def queue_position(db: Session, job: Job) -> int:
+    """How many queued jobs will be handed out before this one."""
+    ahead = or_(Job.priority > job.priority, and_(Job.priority == job.priority, Job.id < job.id))
+    return db.scalar(select(func.count()).select_from(Job)
+                     .where(Job.status == "queued", ahead)) or 0
+
+
+def events_after(db: Session, sid: int, after_id: int) -> list[JobEvent]:
+    return list(db.scalars(select(JobEvent).where(JobEvent.submission_id == sid,
+                                                  JobEvent.id > after_id)
+                           .order_by(JobEvent.id)))
+
+
+# ---------------------------------------------------------------- workers and the queue
+
+
+def register_worker(db: Session, name: str, gpu: bool, capabilities: dict[str, Any],
+                    now: datetime) -> Worker:
+    worker = Worker(name=name, gpu=gpu, capabilities=capabilities, registered_at=now,
+                    last_seen_at=now)
+    db.add(worker)
+    db.commit()
+    return worker
+
+
+def requeue_expired(db: Session, now: datetime) -> list[int]:
+    """Hand jobs whose lease ran out back to the queue (or end them after MAX_ATTEMPTS).
+    Returns the submissions that changed."""
+    changed = []
+    for job in db.scalars(select(Job).where(Job.status == "running",
+                                            Job.lease_expires_at < now)).all():
+        give_up = job.attempts >= MAX_ATTEMPTS
+        res = db.execute(update(Job).where(Job.id == job.id, Job.status == "running",
+                                           Job.lease_token == job.lease_token)
+                         .values(status="done" if give_up else "queued", lease_token=None,
+                                 lease_expires_at=None, worker_id=None,
+                                 finished_at=now if give_up else None))
+        if res.rowcount != 1:  # renewed or finished meanwhile
+            continue
+        db.execute(delete(JobEvent).where(JobEvent.job_id == job.id))
+        values: dict[str, Any] = {"status": "queued"}
+        if give_up:
+            values = {"status": "done", "verdict": "internal_error", "passed": 0, "total": 0,
+                      "judged_at": now, "report": abandoned_report(job)}
+        db.execute(update(Submission).where(Submission.id == job.submission_id,
+                                            Submission.status != "done").values(**values))
+        changed.append(job.submission_id)
+    db.commit()
+    return changed
+
+
+def abandoned_report(job: Job) -> dict[str, Any]:
+    zh = f"评测在 {job.attempts} 次尝试中都没有完成（评测机失联），请稍后重新提交"
+    en = (f"judging did not finish in {job.attempts} attempts (the worker was lost); "
+          f"please submit again later")
+    return {"verdict": "internal_error", "problem": job.submission.problem,
+            "problem_version": job.submission.problem_version, "seed": 0, "isolation": "",
+            "message": zh, "messages": {"zh": zh, "en": en}, "tests": [], "passed": 0,
+            "total": 0, "throughput": []}
+
+
+def claim(db: Session, worker_id: int, gpu: bool, now: datetime, lease_s: float) -> Job | None:
+    """Atomically take the next queued job: GPU jobs first for GPU workers, then by
+    priority, then first come first served."""
+    conditions = [Job.status == "queued"]
+    if not gpu:
+        conditions.append(Job.needs_gpu.is_(False))
+    pick = (select(Job.id).where(*conditions)
+            .order_by(Job.needs_gpu.desc(), Job.priority.desc(), Job.id).limit(1))
+    if db.get_bind().dialect.name == "postgresql":
+        pick = pick.with_for_update(skip_locked=True)
+    token = secrets.token_hex(16)
+    res = db.execute(update(Job).where(Job.id == pick.scalar_subquery(), Job.status == "queued")
+                     .values(status="running", lease_token=token, worker_id=worker_id,
+                             lease_expires_at=now + timedelta(seconds=lease_s),
+                             claimed_at=now, attempts=Job.attempts + 1)
+                     .execution_options(synchronize_session=False))
+    if res.rowcount != 1:
+        db.rollback()
+        return None
+    job = db.scalar(select(Job).where(Job.lease_token == token))
+    assert job is not None
+    db.execute(delete(JobEvent).where(JobEvent.job_id == job.id))  # a previous attempt's
+    db.execute(update(Submission).where(Submission.id == job.submission_id,
+                                        Submission.status != "done").values(status="running"))
+    db.execute(update(Worker).where(Worker.id == worker_id).values(last_seen_at=now))
+    db.commit()
+    return job
+
+
+def _holds_lease(job_id: int, token: str, now: datetime):
+    return and_(Job.id == job_id, Job.lease_token == token, Job.status == "running",
+                Job.lease_expires_at >= now)
+
+
+def renew(db: Session, job_id: int, token: str, now: datetime, lease_s: float) -> bool:
+    res = db.execute(update(Job).where(_holds_lease(job_id, token, now))
+                     .values(lease_expires_at=now + timedelta(seconds=lease_s)))
+    db.commit()
+    return res.rowcount == 1
+
+
+def add_events(db: Session, job_id: int, token: str, now: datetime,
+               payloads: list[dict[str, Any]]) -> int | None:
+    """Store progress events if the lease is still held; the submission id, else None."""
+    job = db.scalar(select(Job).where(_holds_lease(job_id, token, now)))
+    if job is None:
+        return None
+    db.add_all(JobEvent(job_id=job_id, submission_id=job.submission_id, payload=p,
+                        created_at=now) for p in payloads)
+    db.commit()
+    return job.submission_id
+
+
+def finish(db: Session, job_id: int, token: str, now: datetime,
+           report: dict[str, Any], summary: dict[str, Any]) -> tuple[str, int | None]:
+    """Write a job's result once. Returns ("stored", sid), ("duplicate", sid) when this
+    lease already stored it, or ("rejected", None) when the lease was lost."""
+    res = db.execute(update(Job).where(_holds_lease(job_id, token, now))
+                     .values(status="done", finished_at=now))
+    if res.rowcount != 1:
+        db.rollback()
+        job = db.get(Job, job_id)
+        if job is not None and job.status == "done" and job.lease_token == token:
+            return "duplicate", job.submission_id
+        return "rejected", None
+    job = db.get(Job, job_id)
+    assert job is not None
+    db.execute(update(Submission).where(Submission.id == job.submission_id)
+               .values(status="done", report=report, judged_at=now, **summary))
+    db.execute(delete(JobEvent).where(JobEvent.job_id == job_id))
+    db.commit()
+    return "stored", job.submission_id
+
+
+def release(db: Session, job_id: int, token: str, now: datetime) -> int | None:
+    """A worker gives a job back unjudged (it is shutting down): queued again at once."""
+    res = db.execute(update(Job).where(_holds_lease(job_id, token, now))
+                     .values(status="queued", lease_token=None, lease_expires_at=None,
+                             worker_id=None))
+    if res.rowcount != 1:
+        db.rollback()
+        return None
+    job = db.get(Job, job_id)
+    assert job is not None
+    db.execute(delete(JobEvent).where(JobEvent.job_id == job_id))
+    db.execute(update(Submission).where(Submission.id == job.submission_id,
+                                        Submission.status != "done").values(status="queued"))
+    db.commit()
+    return job.submission_id
+
+
+# ---------------------------------------------------------------- statistics
+
+
+def problem_stats(db: Session) -> dict[str, tuple[int, int]]:
+    """slug -> (accepted submissions, judged submissions)."""
+    rows = db.execute(select(Submission.problem,
+                             func.sum(_accepted()),
+                             func.count())
+                      .where(Submission.status == "done").group_by(Submission.problem))
+    return {slug: (int(ok or 0), int(n)) for slug, ok, n in rows}
+
+
+def _accepted():
+    return case((Submission.verdict == "accepted", 1), else_=0)
+
+
+def user_status(db: Session, user_id: int) -> dict[str, str]:
+    """slug -> "solved" or "tried" for one user."""
+    rows = db.execute(select(Submission.problem,
+                             func.max(_accepted()))
+                      .where(Submission.user_id == user_id).group_by(Submission.problem))
+    return {slug: "solved" if best else "tried" for slug, best in rows}
+
+
+def leaderboard(db: Session, limit: int = 100) -> list[tuple[str, int, datetime]]:
+    """(username, problems solved, when the last of them was first solved), best first."""
+    first = (select(Submission.user_id, Submission.problem,
+                    func.min(Submission.judged_at).label("at"))
+             .where(Submission.verdict == "accepted")
+             .group_by(Submission.user_id, Submission.problem).subquery())
+    rows = db.execute(select(User.username, func.count(), func.max(first.c.at))
+                      .join(first, first.c.user_id == User.id)
+                      .group_by(User.id, User.username)
+                      .order_by(func.count().desc(), func.max(first.c.at), User.id)
+                      .limit(limit))
+    return [(name, int(n), at) for name, n, at in rows]
+
+
+def fastest(db: Session, problem: str, limit: int = 10) -> list[tuple[str, float, int]]:
+    """(username, best throughput ratio, that submission's id) of accepted submissions."""
+    best = (select(Submission.user_id, func.max(Submission.ratio).label("ratio"))
+            .where(Submission.problem == problem, Submission.verdict == "accepted",
+                   Submission.ratio.is_not(None))
+            .group_by(Submission.user_id).subquery())
+    rows = db.execute(select(User.username, best.c.ratio, func.min(Submission.id))
+                      .join(best, best.c.user_id == User.id)
+                      .join(Submission, and_(Submission.user_id == User.id,
+                                             Submission.problem == problem,
+                                             Submission.verdict == "accepted",
+                                             Submission.ratio == best.c.ratio))
+                      .group_by(User.username, best.c.ratio)
+                      .order_by(best.c.ratio.desc()).limit(limit))
+    return [(name, float(r), int(sid)) for name, r, sid in rows]
