@@ -1,0 +1,144 @@
+"""Dependencies shared by the routes, as ``Annotated`` aliases that keep signatures short.
+
+Who is asking: ``TokenUser`` (a bearer token; the API's writes), ``ApiUser`` (a bearer
+token or the page's session cookie; the API's reads, so the submission page's
+EventSource works), ``PageUser``/``LoggedIn`` (the session cookie) and ``WorkerAuth``
+(the worker token).
+"""
+
+from __future__ import annotations
+
+import secrets
+from collections.abc import Callable, Iterator
+from datetime import datetime
+from typing import Annotated
+
+from fastapi import Depends, Form, Request
+from fastapi.security import OAuth2PasswordBearer
+from sqlalchemy.orm import Session
+
+from judge.i18n import T
+from web import queries
+from web.errors import ClientError, LoginRequired, request_lang
+from web.live import Hub
+from web.models import User
+from web.problems import ProblemBank
+from web.security import csrf_ok, token_hash
+from web.settings import Settings
+
+
+def get_db(request: Request) -> Iterator[Session]:
+    with request.app.state.sessionmaker() as session:
+        yield session
+
+
+def get_settings(request: Request) -> Settings:
+    return request.app.state.settings
+
+
+def get_bank(request: Request) -> ProblemBank:
+    return request.app.state.bank
+
+
+def get_hub(request: Request) -> Hub:
+    return request.app.state.hub
+
+
+def get_now(request: Request) -> datetime:
+    clock: Callable[[], datetime] = request.app.state.clock
+    return clock()
+
+
+SessionDep = Annotated[Session, Depends(get_db)]
+SettingsDep = Annotated[Settings, Depends(get_settings)]
+BankDep = Annotated[ProblemBank, Depends(get_bank)]
+HubDep = Annotated[Hub, Depends(get_hub)]
+Now = Annotated[datetime, Depends(get_now)]
+
+oauth2 = OAuth2PasswordBearer(tokenUrl="/api/token", auto_error=False)
+BEARER = {"WWW-Authenticate": "Bearer"}
+MISSING_TOKEN = T("缺少登录令牌：先 POST /api/token 取得 access_token，再以 "
+                  "Authorization: Bearer <token> 发送",
+                  "missing token: POST /api/token for an access_token and send it as "
+                  "Authorization: Bearer <token>")
+
+
+def _from_token(request: Request, db: Session, now: datetime, token: str) -> User:
+    user = queries.user_for_token(db, token_hash(token), now)
+    if user is None:
+        raise ClientError(401, T("登录令牌无效或已过期，请重新获取",
+                                 "invalid or expired token; get a new one"), BEARER)
+    request.state.lang = user.lang
+    return user
+
+
+def _from_session(request: Request, db: Session) -> User | None:
+    uid = request.session.get("uid")
+    user = db.get(User, uid) if isinstance(uid, int) else None
+    if user is not None:
+        request.state.lang = user.lang
+        request.state.user = user
+    return user
+
+
+def token_user(request: Request, db: SessionDep, now: Now,
+               token: Annotated[str | None, Depends(oauth2)]) -> User:
+    if not token:
+        raise ClientError(401, MISSING_TOKEN, BEARER)
+    return _from_token(request, db, now, token)
+
+
+def api_user(request: Request, db: SessionDep, now: Now,
+             token: Annotated[str | None, Depends(oauth2)]) -> User:
+    if token:
+        return _from_token(request, db, now, token)
+    user = _from_session(request, db)
+    if user is None:
+        raise ClientError(401, MISSING_TOKEN, BEARER)
+    return user
+
+
+def page_user(request: Request, db: SessionDep) -> User | None:
+    return _from_session(request, db)
+
+
+def logged_in(request: Request, user: Annotated[User | None, Depends(page_user)]) -> User:
+    if user is None:
+        path = request.url.path + (f"?{request.url.query}" if request.url.query else "")
+        raise LoginRequired(path)
+    return user
+
+
+def worker_auth(settings: SettingsDep,
+                token: Annotated[str | None, Depends(oauth2)]) -> None:
+    expected = settings.worker_token or ""
+    if not (token and expected and secrets.compare_digest(token, expected)):
+        raise ClientError(401, T("缺少或错误的评测机令牌", "missing or wrong worker token"),
+                          BEARER)
+
+
+def check_csrf(request: Request, csrf_token: Annotated[str, Form()] = "") -> None:
+    if not csrf_ok(request.session, csrf_token):
+        raise ClientError(403, T("表单已过期或来源不明（CSRF 校验失败），请刷新页面后重试",
+                                 "the form expired or came from elsewhere (CSRF check "
+                                 "failed); reload the page and try again"))
+
+
+TokenUser = Annotated[User, Depends(token_user)]
+ApiUser = Annotated[User, Depends(api_user)]
+PageUser = Annotated[User | None, Depends(page_user)]
+LoggedIn = Annotated[User, Depends(logged_in)]
+WorkerAuth = Depends(worker_auth)
+CsrfChecked = Depends(check_csrf)
+
+
+def page_lang(request: Request, user: User | None) -> str:
+    """A logged-in user's saved choice, else the lang cookie, else Chinese."""
+    if user is not None and user.lang in ("zh", "en"):
+        return user.lang
+    cookie = request.cookies.get("lang")
+    return cookie if cookie in ("zh", "en") else "zh"
+
+
+def api_lang(request: Request) -> str:
+    return request_lang(request)

@@ -1,0 +1,178 @@
+"""Live progress: wake-ups inside the web process, and the server-sent event stream.
+
+Progress is stored in the database (``job_events``), so the stream is correct whichever
+process or thread wrote it; the :class:`Hub` only wakes waiting streams and long-polling
+workers early instead of letting them poll the database every second.
+
+The stream (``text/event-stream``) carries one JSON object per ``data:`` line; see
+web/README.md for the events. It ends after ``done``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import time
+from collections.abc import AsyncIterator, Callable, Hashable
+from dataclasses import dataclass, field
+from typing import Any
+
+from sqlalchemy.orm import Session, sessionmaker
+from starlette.concurrency import run_in_threadpool
+from starlette.requests import Request
+
+from judge.report import Report
+from web import queries
+from web.views import event_view, test_view
+
+POLL_S = 1.0  # the longest a stream waits before looking at the database again
+HEARTBEAT_S = 15.0
+
+
+class Hub:
+    """Wake whoever waits on a key (``("submission", id)``, ``"queue"``). ``notify`` may
+    be called from any thread; ``wait`` runs on the event loop."""
+
+    def __init__(self) -> None:
+        self.loop: asyncio.AbstractEventLoop | None = None
+        self.waiters: dict[Hashable, set[asyncio.Future]] = {}
+
+    def bind(self, loop: asyncio.AbstractEventLoop) -> None:
+        self.loop = loop
+
+    def notify(self, key: Hashable) -> None:
+        loop = self.loop
+        if loop is None or loop.is_closed():
+            return
+        try:
+            running = asyncio.get_running_loop()
+        except RuntimeError:
+            running = None
+        if running is loop:
+            self._wake(key)
+        else:
+            loop.call_soon_threadsafe(self._wake, key)
+
+    def _wake(self, key: Hashable) -> None:
+        for fut in self.waiters.pop(key, set()):
+            if not fut.done():
+                fut.set_result(None)
+
+    async def wait(self, key: Hashable, timeout: float) -> None:
+        fut = asyncio.get_running_loop().create_future()
+        self.waiters.setdefault(key, set()).add(fut)
+        try:
+            await asyncio.wait_for(fut, timeout)
+        except TimeoutError:
+            pass
+        finally:
+            group = self.waiters.get(key)
+            if group is not None:
+                group.discard(fut)
+                if not group:
+                    self.waiters.pop(key, None)
+
+
+def sse(data: dict[str, Any], event_id: int | None = None) -> str:
+    head = f"id: {event_id}\n" if event_id is not None else ""
+    return f"{head}data: {json.dumps(data, ensure_ascii=False)}\n\n"
+
+
+@dataclass
+class Snapshot:
+    status: str
+    position: int | None
+    events: list[tuple[int, dict[str, Any]]]
+    report: dict[str, Any] | None
+    verdict: str | None
+    ratio: float | None
+
+
+def snapshot(maker: sessionmaker[Session], sid: int, after_id: int) -> Snapshot | None:
+    with maker() as db:
+        sub = queries.get_submission(db, sid)
+        if sub is None:
+            return None
+        position = None
+        if sub.status == "queued":
+            job = queries.current_job(db, sid)
+            position = queries.queue_position(db, job) if job else None
+        events = [(e.id, e.payload) for e in queries.events_after(db, sid, after_id)]
+        return Snapshot(sub.status, position, events, sub.report, sub.verdict, sub.ratio)
+
+
+@dataclass
+class Stream:
+    """Follows one submission for one reader until its result is stored."""
+
+    maker: sessionmaker[Session]
+    hub: Hub
+    sid: int
+    lang: str
+    last_id: int = 0
+    sent_tests: set[int] = field(default_factory=set)
+    sent_throughput: int = 0
+    started: bool = False
+    last_queued: tuple[str, int | None] | None = None
+
+    async def run(self, request: Request) -> AsyncIterator[str]:
+        beat = time.monotonic()
+        while True:
+            snap = await run_in_threadpool(snapshot, self.maker, self.sid, self.last_id)
+            if snap is None:
+                return
+            if snap.status == "queued" and self.last_queued != ("queued", snap.position):
+                self.last_queued = ("queued", snap.position)
+                yield sse({"event": "queued", "position": snap.position})
+            elif snap.status != "queued":
+                self.last_queued = None
+            for event_id, payload in snap.events:
+                self.last_id = event_id
+                self._track(payload)
+                yield sse(event_view(payload, self.lang), event_id)
+            if snap.status == "done":
+                for chunk in self._finish(snap):
+                    yield chunk
+                return
+            if await request.is_disconnected():
+                return
+            if time.monotonic() - beat > HEARTBEAT_S:
+                beat = time.monotonic()
+                yield ": keep-alive\n\n"
+            await self.hub.wait(("submission", self.sid), POLL_S)
+
+    def _track(self, payload: dict[str, Any]) -> None:
+        kind = payload.get("event")
+        if kind == "start":
+            self.started, self.sent_tests, self.sent_throughput = True, set(), 0
+        elif kind == "test":
+            self.sent_tests.add(payload["index"])
+        elif kind == "throughput":
+            self.sent_throughput += 1
+
+    def _finish(self, snap: Snapshot) -> list[str]:
+        """Whatever the reader has not seen of the stored report, then ``done``: a reader
+        who connects late, or whose last events were cleared with the result, gets the
+        same sequence as one who watched it live."""
+        out = []
+        report = snap.report or {}
+        tests = report.get("tests", [])
+        if not self.started:
+            out.append(sse({"event": "start", "total": len(tests),
+                            "tests": [{"name": t["name"], "visibility": t["visibility"]}
+                                      for t in tests]}))
+        for i, t in enumerate(tests):
+            if i not in self.sent_tests:
+                out.append(sse({"event": "test", "index": i, "result": test_view(t, self.lang)}))
+        for entry in report.get("throughput", [])[self.sent_throughput:]:
+            out.append(sse({"event": "throughput", "result": entry}))
+        message = Report.from_json(report).message(self.lang) if report else ""
+        out.append(sse({"event": "done", "verdict": snap.verdict,
+                        "passed": sum(t["verdict"] == "accepted" for t in tests),
+                        "total": len(tests), "ratio": snap.ratio, "message": message}))
+        return out
+
+
+def stream_factory(request: Request) -> Callable[[int, str], Stream]:
+    state = request.app.state
+    return lambda sid, lang: Stream(state.sessionmaker, state.hub, sid, lang)

@@ -1,0 +1,147 @@
+"""The app factory: ``create_app(settings)`` builds everything one app needs (engine,
+migrations, problem bank, templates) and includes the routers; nothing is module-global."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+from collections.abc import AsyncIterator, Callable
+from datetime import datetime
+
+from fastapi import FastAPI
+from fastapi.staticfiles import StaticFiles
+from starlette.concurrency import run_in_threadpool
+from starlette.middleware.sessions import SessionMiddleware
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
+
+from judge.i18n import T
+from web import db, errors, queries
+from web.live import Hub
+from web.pack import PackBuilder
+from web.pages import HERE, make_templates
+from web.problems import ProblemBank
+from web.routes import (
+    api_problems,
+    api_submissions,
+    api_users,
+    pages_auth,
+    pages_board,
+    pages_problems,
+    pages_submissions,
+    worker_api,
+)
+from web.settings import Settings
+
+log = logging.getLogger("web")
+
+PAGE_BODY_LIMIT = 1024 * 1024  # forms and API requests (code is capped far lower)
+WORKER_BODY_LIMIT = 16 * 1024 * 1024  # a report with every test's output
+
+
+def create_app(settings: Settings | None = None, *, bank: ProblemBank | None = None,
+               clock: Callable[[], datetime] = db.utcnow) -> FastAPI:
+    settings = (settings or Settings()).prepare()
+    engine = db.make_engine(settings.db_url)
+    db.migrate(engine)
+    bank = bank or ProblemBank(settings.problems_dir)
+
+    @contextlib.asynccontextmanager
+    async def lifespan(app: FastAPI) -> AsyncIterator[None]:
+        app.state.hub.bind(asyncio.get_running_loop())
+        reaper = asyncio.create_task(_requeue_expired_forever(app))
+        try:
+            yield
+        finally:
+            reaper.cancel()
+            engine.dispose()
+
+    app = FastAPI(title="torch-judge", version="0.1.0", lifespan=lifespan,
+                  description="PyTorch training-loop exercises: problems, submissions, "
+                              "live judging. Learners' API under /api; workers' under /worker.")
+    app.state.settings = settings
+    app.state.engine = engine
+    app.state.sessionmaker = db.make_sessionmaker(engine)
+    app.state.bank = bank
+    app.state.hub = Hub()
+    app.state.clock = clock
+    app.state.templates = make_templates()
+    app.state.pack = PackBuilder(settings, bank)
+
+    app.add_middleware(BodyLimit)  # inside the session middleware: its 413 page needs one
+    app.add_middleware(SessionMiddleware, secret_key=settings.secret_key or "",
+                       session_cookie="judge_session", max_age=settings.session_days * 86400,
+                       same_site="lax", https_only=settings.cookie_secure)
+    errors.install(app)
+    app.mount("/static", StaticFiles(directory=HERE / "static"), name="static")
+    for module in (api_users, api_problems, api_submissions, worker_api, pages_auth,
+                   pages_problems, pages_submissions, pages_board):
+        app.include_router(module.router)
+    return app
+
+
+async def _requeue_expired_forever(app: FastAPI) -> None:
+    """Return jobs whose lease ran out to the queue (claims do it too; this keeps the
+    submission pages honest when no worker is asking)."""
+    state = app.state
+    interval = max(0.5, min(5.0, state.settings.lease_seconds / 4))
+
+    def sweep() -> list[int]:
+        with state.sessionmaker() as session:
+            return queries.requeue_expired(session, state.clock())
+
+    while True:
+        await asyncio.sleep(interval)
+        try:
+            changed = await run_in_threadpool(sweep)
+        except Exception:
+            log.exception("requeueing expired jobs failed")
+            continue
+        for sid in changed:
+            state.hub.notify(("submission", sid))
+        if changed:
+            state.hub.notify("queue")
+
+
+class BodyLimit:
+    """Refuse request bodies over a size (413) before anything reads them into memory."""
+
+    def __init__(self, app: ASGIApp) -> None:
+        self.app = app
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            return await self.app(scope, receive, send)
+        limit = (WORKER_BODY_LIMIT if scope["path"].startswith("/worker/")
+                 else PAGE_BODY_LIMIT)
+        headers = dict(scope.get("headers") or [])
+        length = headers.get(b"content-length")
+        if length is not None and length.isdigit() and int(length) > limit:
+            return await self._too_large(scope, receive, send, limit)
+        seen = 0
+
+        async def counted() -> Message:
+            nonlocal seen
+            message = await receive()
+            if message["type"] == "http.request":
+                seen += len(message.get("body", b""))
+                if seen > limit:
+                    raise _TooLarge
+            return message
+
+        try:
+            await self.app(scope, counted, send)
+        except _TooLarge:
+            await self._too_large(scope, receive, send, limit)
+
+    async def _too_large(self, scope: Scope, receive: Receive, send: Send, limit: int) -> None:
+        from starlette.requests import Request
+
+        message = T(f"请求太大：最多 {limit // 1024} KiB", f"request too large: at most "
+                    f"{limit // 1024} KiB")
+        response = errors.respond(Request(scope, receive), 413, message)
+        await response(scope, receive, send)
+
+
+class _TooLarge(Exception):
+    pass

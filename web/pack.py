@@ -1,0 +1,61 @@
+"""The practice pack download: built by ``python -m judge pack`` in a child process (it
+runs the reference to record the public answers, which needs torch and a launcher; the web
+process has neither), cached in the data folder per version of the problem bank."""
+
+from __future__ import annotations
+
+import logging
+import os
+import subprocess
+import sys
+import threading
+from pathlib import Path
+
+from judge.package import ROOT
+from web.problems import ProblemBank
+from web.settings import Settings
+
+log = logging.getLogger("web.pack")
+BUILD_TIMEOUT_S = 600
+
+
+class PackError(RuntimeError):
+    """The pack could not be built; the message is the builder's last words."""
+
+
+class PackBuilder:
+    def __init__(self, settings: Settings, bank: ProblemBank) -> None:
+        self.settings, self.bank = settings, bank
+        self.lock = threading.Lock()
+
+    @property
+    def path(self) -> Path:
+        return self.settings.data_dir / "packs" / f"practice-{self.bank.version}.zip"
+
+    def get(self) -> Path:
+        """The pack's file, built on first use (one build at a time)."""
+        if self.path.is_file():
+            return self.path
+        with self.lock:
+            if not self.path.is_file():
+                self._build()
+        return self.path
+
+    def _build(self) -> None:
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        tmp = self.path.with_suffix(".partial")
+        cmd = [sys.executable, "-m", "judge", "pack", str(tmp)]
+        if self.settings.no_sandbox:
+            cmd.append("--no-sandbox")
+        env = {**os.environ, "JUDGE_PROBLEMS_DIR": str(self.bank.root)}
+        log.info("building the practice pack: %s", " ".join(cmd))
+        try:
+            done = subprocess.run(cmd, cwd=ROOT, env=env, capture_output=True, text=True,
+                                  timeout=BUILD_TIMEOUT_S)
+        except subprocess.TimeoutExpired:
+            raise PackError(f"building the pack took more than {BUILD_TIMEOUT_S} s") from None
+        if done.returncode != 0 or not tmp.is_file():
+            tail = (done.stderr or done.stdout).strip().splitlines()[-5:]
+            log.error("practice pack build failed: %s", "\n".join(tail))
+            raise PackError("\n".join(tail) or f"exit status {done.returncode}")
+        tmp.replace(self.path)

@@ -1,0 +1,72 @@
+"""Rendering server-side pages: the Jinja2 environment and the context every page gets.
+
+Templates autoescape everything; the only ``|safe`` values are the statement (sanitised by
+``web.markdown``) and code highlighted by Pygments (which escapes its input). Text shown
+in both languages is written as ``t("中文", "English")`` beside each other in templates.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+
+from fastapi import Request
+from fastapi.responses import HTMLResponse
+from fastapi.templating import Jinja2Templates
+
+from judge.i18n import T
+from judge.verdict import LABELS, SHORT, Verdict
+from web.markdown import highlight_python
+from web.security import csrf_token
+
+HERE = Path(__file__).resolve().parent
+EDITOR_BUNDLE = HERE / "static" / "dist" / "editor.js"
+
+
+def make_templates() -> Jinja2Templates:
+    templates = Jinja2Templates(directory=str(HERE / "templates"))
+    env = templates.env
+    env.filters["python"] = highlight_python
+    env.filters["utc"] = _utc
+    env.filters["ratio"] = lambda r: "—" if r is None else f"{r:.2f}×"
+    env.filters["ms"] = lambda v: "" if v is None else f"{v:.0f} ms"
+    env.globals["verdict_short"] = lambda v: SHORT[Verdict(v)] if v else ""
+    return templates
+
+
+def _utc(value: datetime | None) -> str:
+    return value.strftime("%Y-%m-%d %H:%M UTC") if value else ""
+
+
+def verdict_labels(lang: str) -> dict[str, str]:
+    return {str(v): label(lang) for v, label in LABELS.items()}
+
+
+def context(request: Request, user, lang: str, **extra: Any) -> dict[str, Any]:
+    def t(zh: str, en: str) -> str:
+        return en if lang == "en" else zh
+
+    here = request.url.path + (f"?{request.url.query}" if request.url.query else "")
+    return {"request": request, "user": user, "lang": lang, "t": t, "here": here,
+            "csrf": csrf_token(request.session), "labels": verdict_labels(lang),
+            "editor_bundle": EDITOR_BUNDLE.is_file(), **extra}
+
+
+def render(request: Request, name: str, user, lang: str, status: int = 200,
+           headers: dict[str, str] | None = None, **extra: Any) -> HTMLResponse:
+    templates: Jinja2Templates = request.app.state.templates
+    return templates.TemplateResponse(request, name, context(request, user, lang, **extra),
+                                      status_code=status, headers=headers)
+
+
+def render_error(request: Request, status: int, message: T,
+                 headers: dict[str, str] | None = None) -> HTMLResponse:
+    from web.errors import request_lang
+
+    lang = request.cookies.get("lang") if "lang" not in request.query_params else None
+    lang = getattr(request.state, "lang", None) or lang or request_lang(request)
+    lang = lang if lang in ("zh", "en") else "zh"
+    user = getattr(request.state, "user", None)
+    return render(request, "error.html", user, lang, status=status, headers=headers,
+                  status_code=status, message=message(lang))

@@ -1,0 +1,101 @@
+"""Pages: register, log in, log out, and the language switch (remembered per user, or in a
+cookie before logging in). Every POST carries the session's CSRF token."""
+
+from __future__ import annotations
+
+import secrets
+from typing import Annotated
+
+from fastapi import APIRouter, Form, Request
+from fastapi.responses import RedirectResponse, Response
+
+from judge.i18n import T
+from web import queries
+from web.deps import CsrfChecked, Now, PageUser, SessionDep, SettingsDep, page_lang
+from web.errors import ClientError
+from web.pages import render
+from web.routes.accounts import BAD_LOGIN, CLOSED, TAKEN, check_new_account
+from web.security import hash_password, verify_password
+
+router = APIRouter(tags=["pages"], include_in_schema=False)
+
+Text = Annotated[str, Form(max_length=1024)]
+
+
+def safe_next(target: str | None) -> str:
+    """Only paths on this site (never //host or a scheme): no open redirect."""
+    if target and target.startswith("/") and not target.startswith(("//", "/\\")):
+        return target
+    return "/"
+
+
+def log_in(request: Request, user_id: int) -> None:
+    request.session.clear()  # a fresh session (and CSRF token) after logging in
+    request.session["uid"] = user_id
+    request.session["csrf"] = secrets.token_urlsafe(24)
+
+
+@router.get("/login")
+def login_page(request: Request, user: PageUser, next: str = "/") -> Response:
+    return render(request, "login.html", user, page_lang(request, user), next=safe_next(next))
+
+
+@router.post("/login", dependencies=[CsrfChecked])
+def login(request: Request, db: SessionDep, username: Text, password: Text,
+          next: Text = "/") -> Response:
+    lang = page_lang(request, None)
+    user = queries.user_by_name(db, username.strip())
+    if not verify_password(user.password_hash if user else None, password) or user is None:
+        return render(request, "login.html", None, lang, status=401, next=safe_next(next),
+                      error=BAD_LOGIN(lang), username=username)
+    log_in(request, user.id)
+    return RedirectResponse(safe_next(next), status_code=303)
+
+
+@router.get("/register")
+def register_page(request: Request, user: PageUser, next: str = "/") -> Response:
+    return render(request, "register.html", user, page_lang(request, user),
+                  next=safe_next(next))
+
+
+@router.post("/register", dependencies=[CsrfChecked])
+def register(request: Request, db: SessionDep, settings: SettingsDep, now: Now,
+             username: Text, password: Text, password2: Text, next: Text = "/") -> Response:
+    lang = page_lang(request, None)
+    username = username.strip()
+
+    def again(message: T, status: int) -> Response:
+        return render(request, "register.html", None, lang, status=status,
+                      next=safe_next(next), error=message(lang), username=username)
+
+    if not settings.registration_open:
+        return again(CLOSED, 403)
+    try:
+        check_new_account(username, password)
+    except ClientError as e:
+        return again(e.message, 422)
+    if password != password2:
+        return again(T("两次输入的密码不一样", "the two passwords differ"), 422)
+    user = queries.create_user(db, username, hash_password(password), now, lang=lang)
+    if user is None:
+        return again(TAKEN, 409)
+    log_in(request, user.id)
+    return RedirectResponse(safe_next(next), status_code=303)
+
+
+@router.post("/logout", dependencies=[CsrfChecked])
+def logout(request: Request) -> Response:
+    request.session.clear()
+    return RedirectResponse("/", status_code=303)
+
+
+@router.post("/lang", dependencies=[CsrfChecked])
+def switch_lang(request: Request, user: PageUser, db: SessionDep,
+                lang: Annotated[str, Form(pattern="^(zh|en)$")],
+                next: Text = "/") -> Response:
+    if user is not None:
+        queries.set_lang(db, user, lang)
+    response = RedirectResponse(safe_next(next), status_code=303)
+    response.set_cookie("lang", lang, max_age=365 * 24 * 3600, samesite="lax",
+                        secure=request.app.state.settings.cookie_secure)
+    return response

@@ -1,0 +1,73 @@
+"""Pages: the problem list, a problem (statement, limits, examples, editor) and its submit
+form, which queues the code and goes to the submission's live page."""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+from fastapi import APIRouter, Form, Request
+from fastapi.responses import RedirectResponse, Response
+
+from judge.i18n import T
+from web import queries, submitting
+from web.deps import (
+    BankDep,
+    CsrfChecked,
+    HubDep,
+    LoggedIn,
+    Now,
+    PageUser,
+    SessionDep,
+    SettingsDep,
+    page_lang,
+)
+from web.errors import ClientError
+from web.pages import render
+from web.problems import ProblemView
+
+router = APIRouter(tags=["pages"], include_in_schema=False)
+
+
+def problem_or_404(bank, slug: str) -> ProblemView:
+    p = bank.get(slug)
+    if p is None:
+        raise ClientError(404, T(f"没有这道题：{slug}", f"no such problem: {slug}"))
+    return p
+
+
+@router.get("/")
+def problem_list(request: Request, user: PageUser, db: SessionDep, bank: BankDep) -> Response:
+    stats = queries.problem_stats(db)
+    mine = queries.user_status(db, user.id) if user else {}
+    rows = [{"p": p, "status": mine.get(p.slug), "stats": stats.get(p.slug, (0, 0))}
+            for p in bank]
+    return render(request, "problems.html", user, page_lang(request, user), rows=rows)
+
+
+def problem_page(request: Request, user, db, p: ProblemView, *, code: str | None = None,
+                 error: str | None = None, status: int = 200,
+                 headers: dict[str, str] | None = None) -> Response:
+    recent = queries.user_submissions(db, user.id, problem=p.slug, limit=5) if user else []
+    return render(request, "problem.html", user, page_lang(request, user), status=status,
+                  headers=headers, p=p, recent=recent, error=error,
+                  code=p.starter if code is None else code, code_from_server=code is not None)
+
+
+@router.get("/problems/{slug}")
+def problem(slug: str, request: Request, user: PageUser, db: SessionDep,
+            bank: BankDep) -> Response:
+    return problem_page(request, user, db, problem_or_404(bank, slug))
+
+
+@router.post("/problems/{slug}/submit", dependencies=[CsrfChecked])
+def submit(slug: str, request: Request, user: LoggedIn, db: SessionDep, bank: BankDep,
+           settings: SettingsDep, hub: HubDep, now: Now,
+           code: Annotated[str, Form()]) -> Response:
+    p = problem_or_404(bank, slug)
+    try:
+        sub = submitting.submit(db, settings, bank, hub, user, p.slug, code, now)
+    except ClientError as e:
+        # Back to the problem with the message and the code as sent, nothing stored.
+        return problem_page(request, user, db, p, code=code, status=e.status,
+                            error=e.message(page_lang(request, user)), headers=e.headers)
+    return RedirectResponse(f"/submissions/{sub.id}", status_code=303)

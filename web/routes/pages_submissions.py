@@ -1,0 +1,32 @@
+"""Pages: one submission (live while it is judged) and the user's history."""
+
+from __future__ import annotations
+
+from fastapi import APIRouter, Query, Request
+from fastapi.responses import Response
+
+from web import queries
+from web.deps import BankDep, LoggedIn, SessionDep, page_lang
+from web.pages import render
+from web.routes.api_submissions import readable, view
+
+router = APIRouter(tags=["pages"], include_in_schema=False)
+PAGE = 50
+
+
+@router.get("/submissions/{sid}")
+def submission(sid: int, request: Request, user: LoggedIn, db: SessionDep,
+               bank: BankDep) -> Response:
+    sub = readable(db, sid, user)
+    lang = page_lang(request, user)
+    return render(request, "submission.html", user, lang, sub=sub, p=bank.get(sub.problem),
+                  data=view(db, sub, user, lang))
+
+
+@router.get("/submissions")
+def history(request: Request, user: LoggedIn, db: SessionDep, bank: BankDep,
+            page: int = Query(1, ge=1, le=10_000)) -> Response:
+    subs = queries.user_submissions(db, user.id, limit=PAGE, offset=(page - 1) * PAGE)
+    total = queries.count_user_submissions(db, user.id)
+    return render(request, "history.html", user, page_lang(request, user), subs=subs,
+                  bank=bank, page=page, pages=max(1, -(-total // PAGE)), total=total)

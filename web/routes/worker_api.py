@@ -1,0 +1,140 @@
+"""The worker API: how workers (embedded or on other machines) take jobs and return
+results. Every call carries the worker token. A claimed job comes with a lease token;
+renew, events, result and release must present it, and are refused (409) once the lease
+is lost, so a worker that stalled can never overwrite the result of the one that took
+the job over."""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+from fastapi import APIRouter, Request, Response
+from pydantic import BaseModel, Field
+from starlette.concurrency import run_in_threadpool
+
+from judge.i18n import T
+from judge.report import Report
+from web import queries
+from web.deps import HubDep, Now, SessionDep, SettingsDep, WorkerAuth
+from web.errors import ClientError
+from web.views import ingest_event, summary
+
+router = APIRouter(prefix="/worker", tags=["worker"], dependencies=[WorkerAuth])
+
+LEASE_LOST = T("租约已失效：这个任务已交还队列或已有结果", "lease lost: the job went back to "
+               "the queue or already has a result")
+
+
+class Register(BaseModel):
+    name: str = Field(max_length=128)
+    gpu: bool = False
+    capabilities: dict[str, Any] = {}
+
+
+class ClaimRequest(BaseModel):
+    worker_id: int
+    gpu: bool = False
+    wait_s: float = Field(0.0, ge=0, le=120)
+
+
+class Lease(BaseModel):
+    lease_token: str
+
+
+class Events(Lease):
+    events: list[dict[str, Any]] = Field(max_length=1000)
+
+
+class Result(Lease):
+    report: dict[str, Any]
+
+
+@router.post("/register")
+def register(body: Register, db: SessionDep, settings: SettingsDep, now: Now) -> dict[str, Any]:
+    """Announce a worker and what it can judge; returns its id and the lease length."""
+    worker = queries.register_worker(db, body.name, body.gpu, body.capabilities, now)
+    return {"worker_id": worker.id, "lease_seconds": settings.lease_seconds}
+
+
+@router.post("/claim", responses={204: {"description": "no job within wait_s"}})
+async def claim(body: ClaimRequest, request: Request, hub: HubDep,
+                settings: SettingsDep) -> Any:
+    """Take the next job (waiting up to wait_s for one); 204 when there is none."""
+    state = request.app.state
+    deadline = time.monotonic() + min(body.wait_s, settings.claim_wait_seconds)
+
+    def attempt():
+        with state.sessionmaker() as db:
+            now = state.clock()
+            for sid in queries.requeue_expired(db, now):
+                hub.notify(("submission", sid))
+            job = queries.claim(db, body.worker_id, body.gpu, now, settings.lease_seconds)
+            if job is None:
+                return None
+            sub = job.submission
+            return {"job_id": job.id, "lease_token": job.lease_token,
+                    "lease_seconds": settings.lease_seconds, "attempt": job.attempts,
+                    "submission_id": sub.id, "problem": sub.problem,
+                    "problem_version": sub.problem_version, "code": sub.code}
+
+    while True:
+        found = await run_in_threadpool(attempt)
+        if found is not None:
+            hub.notify(("submission", found["submission_id"]))
+            return found
+        remaining = deadline - time.monotonic()
+        if remaining <= 0 or await request.is_disconnected():
+            return Response(status_code=204)
+        await hub.wait("queue", min(remaining, 1.0))
+
+
+@router.post("/jobs/{job_id}/renew")
+def renew(job_id: int, body: Lease, db: SessionDep, settings: SettingsDep,
+          now: Now) -> dict[str, Any]:
+    """Extend the lease on a job being judged."""
+    if not queries.renew(db, job_id, body.lease_token, now, settings.lease_seconds):
+        raise ClientError(409, LEASE_LOST)
+    return {"lease_seconds": settings.lease_seconds}
+
+
+@router.post("/jobs/{job_id}/events")
+def post_events(job_id: int, body: Events, db: SessionDep, hub: HubDep,
+                now: Now) -> dict[str, Any]:
+    """Progress events from the grader, in order (see web/README.md)."""
+    try:
+        payloads = [p for p in (ingest_event(e) for e in body.events) if p is not None]
+    except (KeyError, TypeError, ValueError) as e:
+        raise ClientError(422, T(f"进度事件格式不对：{e}", f"malformed progress event: {e}")
+                          ) from None
+    sid = queries.add_events(db, job_id, body.lease_token, now, payloads)
+    if sid is None:
+        raise ClientError(409, LEASE_LOST)
+    hub.notify(("submission", sid))
+    return {"stored": len(payloads)}
+
+
+@router.post("/jobs/{job_id}/result")
+def post_result(job_id: int, body: Result, db: SessionDep, hub: HubDep,
+                now: Now) -> dict[str, Any]:
+    """The full report (judge.report.Report.to_json); stored once per job and lease."""
+    try:
+        report = Report.from_json(body.report).to_json("zh")
+    except (KeyError, TypeError, ValueError) as e:
+        raise ClientError(422, T(f"评测报告格式不对：{e}", f"malformed report: {e}")) from None
+    status, sid = queries.finish(db, job_id, body.lease_token, now, report, summary(report))
+    if status == "rejected":
+        raise ClientError(409, LEASE_LOST)
+    hub.notify(("submission", sid))
+    return {"status": status}
+
+
+@router.post("/jobs/{job_id}/release")
+def release(job_id: int, body: Lease, db: SessionDep, hub: HubDep, now: Now) -> dict[str, Any]:
+    """Give a job back unjudged (the worker is stopping); it is queued again at once."""
+    sid = queries.release(db, job_id, body.lease_token, now)
+    if sid is None:
+        raise ClientError(409, LEASE_LOST)
+    hub.notify("queue")
+    hub.notify(("submission", sid))
+    return {"status": "released"}

@@ -1,0 +1,118 @@
+// The submission page, live: follows /api/submissions/{id}/events (server-sent events, one
+// JSON object per data: line, see web/README.md) and updates the page as tests land.
+// Everything from the server is put in with textContent, never as HTML.
+(() => {
+  const root = document.getElementById("submission");
+  if (!root || root.dataset.status === "done" || !window.EventSource) return;
+  const text = JSON.parse(document.getElementById("i18n").textContent);
+  const $ = (id) => document.getElementById(id);
+  const fill = (template, values) => template.replace(/\{(\w+)\}/g, (_, k) => String(values[k]));
+  const state = { total: 0, tests: [], done: false };
+
+  function el(tag, props = {}, children = []) {
+    const node = document.createElement(tag);
+    for (const [k, v] of Object.entries(props)) {
+      if (k === "text") node.textContent = v;
+      else if (k === "dataset") Object.assign(node.dataset, v);
+      else node.setAttribute(k, v);
+    }
+    for (const child of children) node.append(child);
+    return node;
+  }
+
+  function badge(verdict) {
+    if (!verdict) return el("span", { class: "verdict verdict-pending", text: text.pending, dataset: { verdict: "" } });
+    return el("span", { class: `verdict verdict-${verdict}`, text: text.labels[verdict] || verdict, dataset: { verdict } });
+  }
+
+  function rows(i, test) {
+    const name = el("td", { class: "name" }, [el("code", { text: test.name })]);
+    if (test.visibility === "hidden") name.append(" ", el("span", { class: "tag hidden-tag", text: text.hidden }));
+    const judged = test.verdict && test.verdict !== "skipped";
+    const row = el("tr", { class: "test", id: `test-${i}`, dataset: { index: i, visibility: test.visibility } }, [
+      el("td", { class: "num", text: String(i + 1) }), name,
+      el("td", { class: "category", text: test.category || "" }),
+      el("td", { class: "verdict-cell" }, [badge(test.verdict)]),
+      el("td", { class: "time", text: judged && test.time_ms != null ? `${Math.round(test.time_ms)} ms` : "" }),
+    ]);
+    const cell = el("td", { colspan: "4" });
+    if (test.message) cell.append(el("pre", { class: "message", text: test.message }));
+    if (test.output) cell.append(el("div", { class: "output-label", text: text.output }), el("pre", { class: "output", text: test.output }));
+    const detail = el("tr", { class: "detail", id: `detail-${i}` }, [el("td"), cell]);
+    detail.hidden = !(test.message || test.output);
+    return [row, detail];
+  }
+
+  function put(i, test) {
+    state.tests[i] = test;
+    const [row, detail] = rows(i, test);
+    const old = $(`test-${i}`);
+    if (old) {
+      old.replaceWith(row);
+      $(`detail-${i}`).replaceWith(detail);
+    } else {
+      $("tests").append(row, detail);
+    }
+    const landed = state.tests.filter((t) => t && t.verdict).length;
+    $("progress").value = landed;
+  }
+
+  function status(message, kind) {
+    $("status").className = `status-line status-${kind}`;
+    root.dataset.status = kind;
+    $("status-text").textContent = message;
+  }
+
+  const handlers = {
+    queued(ev) {
+      status(text.queued + (ev.position != null ? fill(text.ahead, { n: ev.position }) : ""), "queued");
+    },
+    start(ev) {
+      state.total = ev.total;
+      state.tests = [];
+      $("tests").replaceChildren();
+      $("throughput-list").replaceChildren();
+      $("throughput").hidden = true;
+      $("progress").max = Math.max(1, ev.total);
+      $("progress").value = 0;
+      ev.tests.forEach((t, i) => put(i, { ...t, verdict: null }));
+      status(fill(text.running, { k: 1, n: ev.total }), "running");
+    },
+    running(ev) {
+      if (ev.index != null) status(fill(text.running, { k: ev.index + 1, n: state.total }), "running");
+      else status(fill(text.running_named, { name: ev.name }), "running");
+    },
+    test(ev) { put(ev.index, ev.result); },
+    throughput(ev) {
+      const r = ev.result;
+      const speed = r.ratio != null
+        ? fill(text.speed, { ratio: `${r.ratio.toFixed(2)}×`, min: `${r.min_ratio.toFixed(2)}×` })
+        : text.not_measured;
+      $("throughput-list").append(el("li", { class: "throughput", dataset: { verdict: r.verdict } },
+        [badge(r.verdict), " ", el("code", { text: r.name }), " ", el("span", { class: "ratio", text: speed })]));
+      $("throughput").hidden = false;
+    },
+    done(ev) {
+      state.done = true;
+      $("final-verdict").replaceChildren(badge(ev.verdict));
+      status(fill(text.summary, { passed: ev.passed, total: ev.total }), "done");
+      $("progress").hidden = true;
+      if (ev.message) {
+        $("overall-message").textContent = ev.message;
+        $("overall-message").hidden = false;
+      }
+    },
+  };
+
+  const source = new EventSource(`/api/submissions/${root.dataset.id}/events?lang=${root.dataset.lang}`);
+  source.onmessage = (message) => {
+    let ev;
+    try { ev = JSON.parse(message.data); } catch { return; }
+    const handle = handlers[ev.event];
+    if (handle) handle(ev);
+    if (ev.event === "done") source.close();
+  };
+  source.onerror = () => {
+    if (!state.done && source.readyState !== EventSource.CLOSED) $("status-text").textContent = text.lost;
+  };
+})();

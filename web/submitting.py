@@ -1,0 +1,58 @@
+"""Accepting a submission (the API and the problem page share this): check the code, the
+problem and the user's limits, then store it with its job and wake the workers. Anything
+refused raises ClientError with nothing stored."""
+
+from __future__ import annotations
+
+from datetime import datetime
+
+from sqlalchemy.orm import Session
+
+from judge.i18n import T
+from web import queries
+from web.errors import ClientError
+from web.live import Hub
+from web.models import Submission, User
+from web.problems import ProblemBank
+from web.settings import Settings
+
+
+def check_code(code: str, max_bytes: int) -> None:
+    try:
+        size = len(code.encode("utf-8"))
+    except UnicodeEncodeError:
+        raise ClientError(400, T("代码不是合法的 UTF-8 文本", "the code is not valid UTF-8 text")
+                          ) from None
+    if size > max_bytes:
+        raise ClientError(413, T(f"代码太长：{size} 字节，最多 {max_bytes} 字节",
+                                 f"the code is too long: {size} bytes, at most {max_bytes}"))
+    if "\x00" in code:
+        raise ClientError(400, T("代码里有 NUL 字符（\\x00），Python 源文件不能包含它",
+                                 "the code contains a NUL character (\\x00), which Python "
+                                 "source cannot hold"))
+    if not code.strip():
+        raise ClientError(400, T("代码是空的", "the code is empty"))
+
+
+def submit(db: Session, settings: Settings, bank: ProblemBank, hub: Hub, user: User,
+           problem_ident: str, code: str, now: datetime) -> Submission:
+    problem = bank.get(problem_ident)
+    if problem is None:
+        raise ClientError(404, T(f"没有这道题：{problem_ident!r}",
+                                 f"no such problem: {problem_ident!r}"))
+    check_code(code, settings.max_code_bytes)
+    try:
+        sub = queries.add_submission(db, user, problem.slug, problem.version, code,
+                                     problem.needs_gpu, now, settings.submissions_per_minute)
+    except queries.Limited as e:
+        if e.reason == "in_flight":
+            raise ClientError(429, T("你还有一个提交在排队或评测中，等它出结果再提交",
+                                     "you already have a submission queued or being judged; "
+                                     "wait for its result before submitting again")) from None
+        n = settings.submissions_per_minute
+        raise ClientError(429, T(f"提交太频繁：每分钟最多 {n} 次，请 {e.retry_after} 秒后再试",
+                                 f"too many submissions: at most {n} a minute; try again "
+                                 f"in {e.retry_after} s"),
+                          {"Retry-After": str(e.retry_after)}) from None
+    hub.notify("queue")
+    return sub
