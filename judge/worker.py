@@ -1,0 +1,402 @@
+"""The worker loop: claim a job from the web app over HTTP, judge it, send the result.
+
+A worker is trusted (it holds the tests and the reference) and runs submissions through
+its launcher, made once and reused for every job (the sandbox keeps a warm template). It
+speaks only HTTP to the web app (see web/README.md, "Worker API"), with the worker token,
+whether it was started by ``python -m judge serve`` or on another machine:
+
+    register  ->  claim (long poll)  ->  events + renew (a side thread)  ->  result
+
+While a job is judged a side thread posts its progress events and renews the lease every
+third of the lease. If the lease is lost (the worker stalled and the job went to someone
+else) the result is dropped: the server would refuse it anyway. On SIGTERM or Ctrl-C the
+job in hand is released back to the queue before the worker exits.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import platform
+import signal
+import subprocess
+import sys
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import httpx
+
+from judge.i18n import T
+from judge.package import PackageError, Problem, load_all
+from judge.verdict import Verdict
+
+log = logging.getLogger("judge.worker")
+
+RETRY_MAX_S = 10.0
+
+
+class Fatal(Exception):
+    """Nothing a retry can fix (a wrong token): the worker stops."""
+
+
+@dataclass(frozen=True)
+class Claimed:
+    job_id: int
+    lease_token: str
+    lease_seconds: float
+    submission_id: int
+    problem: str
+    problem_version: str
+    code: str
+    attempt: int = 1
+
+
+class WorkerClient:
+    """The worker API, one method per route. Network errors propagate (httpx.HTTPError);
+    a lost lease is a False/"rejected" answer, not an exception."""
+
+    def __init__(self, server: str, token: str, http: httpx.Client | None = None) -> None:
+        self.http = http or httpx.Client(base_url=server.rstrip("/"), timeout=30.0)
+        self.headers = {"Authorization": f"Bearer {token}"}
+
+    def _post(self, path: str, body: dict[str, Any], timeout: float | None = None):
+        kwargs: dict[str, Any] = {"json": body, "headers": self.headers}
+        if timeout is not None:
+            kwargs["timeout"] = timeout
+        response = self.http.post(path, **kwargs)
+        if response.status_code == 401:
+            raise Fatal(f"the server refused the worker token: {response.text}")
+        if response.status_code >= 500:
+            raise httpx.HTTPStatusError(f"server error {response.status_code}",
+                                        request=response.request, response=response)
+        return response
+
+    def register(self, name: str, gpu: bool, capabilities: dict[str, Any]) -> int:
+        r = self._post("/worker/register", {"name": name, "gpu": gpu,
+                                            "capabilities": capabilities})
+        r.raise_for_status()
+        return int(r.json()["worker_id"])
+
+    def claim(self, worker_id: int, gpu: bool, wait_s: float) -> Claimed | None:
+        r = self._post("/worker/claim", {"worker_id": worker_id, "gpu": gpu, "wait_s": wait_s},
+                       timeout=wait_s + 30.0)
+        if r.status_code == 204:
+            return None
+        r.raise_for_status()
+        return Claimed(**r.json())
+
+    def _leased(self, job: Claimed, action: str, **body: Any) -> dict[str, Any] | None:
+        r = self._post(f"/worker/jobs/{job.job_id}/{action}",
+                       {"lease_token": job.lease_token, **body})
+        if r.status_code == 409:
+            return None
+        r.raise_for_status()
+        return r.json()
+
+    def renew(self, job: Claimed) -> bool:
+        return self._leased(job, "renew") is not None
+
+    def events(self, job: Claimed, events: list[dict[str, Any]]) -> bool:
+        return self._leased(job, "events", events=events) is not None
+
+    def result(self, job: Claimed, report: dict[str, Any]) -> str:
+        answer = self._leased(job, "result", report=report)
+        return "rejected" if answer is None else str(answer["status"])
+
+    def release(self, job: Claimed) -> bool:
+        return self._leased(job, "release") is not None
+
+
+class LeaseKeeper(threading.Thread):
+    """Posts a job's progress events in order and renews its lease, off the grading thread."""
+
+    def __init__(self, client: WorkerClient, job: Claimed) -> None:
+        super().__init__(name=f"lease-{job.job_id}", daemon=True)
+        self.client, self.job = client, job
+        self.interval = max(0.2, job.lease_seconds / 3)
+        self.pending: list[dict[str, Any]] = []
+        self.lock = threading.Lock()
+        self.wake = threading.Event()
+        self.stopping = False
+        self.lost = False
+
+    def push(self, event: dict[str, Any]) -> None:
+        with self.lock:
+            self.pending.append(event)
+        self.wake.set()
+
+    def run(self) -> None:
+        next_renew = time.monotonic() + self.interval
+        while not self.lost:
+            self.wake.wait(timeout=max(0.0, next_renew - time.monotonic()))
+            self.wake.clear()
+            try:
+                self._flush()
+                if time.monotonic() >= next_renew and not self.lost:
+                    self.lost = not self.client.renew(self.job)
+                    next_renew = time.monotonic() + self.interval
+            except httpx.HTTPError as e:
+                log.warning("job %s: cannot reach the server (%s); retrying", self.job.job_id, e)
+                next_renew = min(next_renew, time.monotonic() + 1.0)
+                if self.stopping:
+                    return
+                time.sleep(0.5)
+            if self.lost:
+                log.warning("job %s: lease lost; its result will be dropped", self.job.job_id)
+            with self.lock:
+                if self.stopping and not self.pending:
+                    return
+
+    def _flush(self) -> None:
+        with self.lock:
+            batch, self.pending = self.pending, []
+        if not batch:
+            return
+        try:
+            if not self.client.events(self.job, batch):
+                self.lost = True
+        except httpx.HTTPError:
+            with self.lock:
+                self.pending = batch + self.pending
+            raise
+
+    def close(self) -> None:
+        self.stopping = True
+        self.wake.set()
+        self.join(timeout=30)
+
+
+class Problems:
+    """The worker's problem bank, reloaded from disk when a job names a version it has not
+    seen (a package was edited since the worker started)."""
+
+    def __init__(self, root: Path | None) -> None:
+        self.root = root
+        self.by_slug: dict[str, Problem] = {}
+        self.reload()
+
+    def reload(self) -> None:
+        self.by_slug = {p.slug: p for p in load_all(self.root)}
+
+    def get(self, slug: str, version: str) -> Problem | None:
+        p = self.by_slug.get(slug)
+        if p is None or p.content_hash != version:
+            try:
+                self.reload()
+            except PackageError as e:
+                log.error("cannot reload the problems: %s", e)
+                return None
+            p = self.by_slug.get(slug)
+        return p if p is not None and p.content_hash == version else None
+
+
+Grade = Callable[..., Any]  # judge.grader.grade's signature
+
+
+class Worker:
+    def __init__(self, client: WorkerClient, launcher, problems: Problems, *,
+                 name: str, gpu: int | None = None, capabilities: dict[str, Any] | None = None,
+                 wait_s: float = 20.0, grade: Grade | None = None) -> None:
+        self.client, self.launcher, self.problems = client, launcher, problems
+        self.name, self.gpu, self.wait_s = name, gpu, wait_s
+        self.capabilities = capabilities or {}
+        self._grade = grade
+        self.worker_id: int | None = None
+        self.current: Claimed | None = None
+
+    def register(self, give_up_after: float | None = None) -> None:
+        """Register, retrying while the server is not up yet."""
+        started, delay = time.monotonic(), 0.2
+        while True:
+            try:
+                self.worker_id = self.client.register(self.name, self.gpu is not None,
+                                                      self.capabilities)
+                log.info("worker %s registered as #%s", self.name, self.worker_id)
+                return
+            except httpx.HTTPError as e:
+                if give_up_after is not None and time.monotonic() - started > give_up_after:
+                    raise
+                log.info("waiting for the server (%s)", e)
+                time.sleep(delay)
+                delay = min(delay * 2, RETRY_MAX_S)
+
+    def run(self, *, until_idle: bool = False) -> int:
+        """Judge jobs until interrupted (or, with until_idle, until a claim finds none).
+        Returns how many jobs were judged."""
+        if self.worker_id is None:
+            self.register()
+        judged, delay = 0, 0.5
+        while True:
+            try:
+                job = self.client.claim(self.worker_id or 0, self.gpu is not None,
+                                        0.0 if until_idle else self.wait_s)
+                delay = 0.5
+            except httpx.HTTPError as e:
+                log.warning("claim failed (%s); retrying in %.0f s", e, delay)
+                time.sleep(delay)
+                delay = min(delay * 2, RETRY_MAX_S)
+                continue
+            if job is None:
+                if until_idle:
+                    return judged
+                continue
+            self.current = job
+            try:
+                self.judge(job)
+            finally:
+                self.current = None
+            judged += 1
+
+    def judge(self, job: Claimed) -> None:
+        log.info("judging submission %s (job %s, attempt %s, %s)", job.submission_id,
+                 job.job_id, job.attempt, job.problem)
+        keeper = LeaseKeeper(self.client, job)
+        keeper.start()
+        try:
+            report = self.grade(job, keeper.push)
+        finally:
+            keeper.close()
+        if keeper.lost:
+            return
+        self.send_result(job, report)
+
+    def grade(self, job: Claimed, on_progress: Callable[[dict[str, Any]], None]) -> dict:
+        from judge.grader import Options, grade
+        from judge.report import Report
+
+        problem = self.problems.get(job.problem, job.problem_version)
+        if problem is None:
+            return _internal_error(job, T(
+                f"评测机上没有这道题的这个版本（{job.problem} {job.problem_version[:12]}）",
+                f"this worker does not have that version of the problem ({job.problem} "
+                f"{job.problem_version[:12]})")).to_json("zh")
+        try:
+            report: Report = (self._grade or grade)(
+                problem, job.code, self.launcher, Options(cuda=self.gpu is not None),
+                on_progress=on_progress)
+        except Exception as e:  # grade() should never raise; if it does, say so
+            log.exception("grading submission %s crashed", job.submission_id)
+            return _internal_error(job, T(f"评测机出错：{type(e).__name__}: {e}",
+                                          f"the worker failed: {type(e).__name__}: {e}")
+                                   ).to_json("zh")
+        return report.to_json("zh")
+
+    def send_result(self, job: Claimed, report: dict[str, Any]) -> None:
+        deadline, delay = time.monotonic() + job.lease_seconds, 0.5
+        while True:
+            try:
+                status = self.client.result(job, report)
+                log.info("submission %s: %s (%s)", job.submission_id, report.get("verdict"),
+                         status)
+                return
+            except httpx.HTTPError as e:
+                if time.monotonic() > deadline:
+                    log.error("giving up on sending the result of job %s: %s", job.job_id, e)
+                    return
+                time.sleep(delay)
+                delay = min(delay * 2, RETRY_MAX_S)
+
+    def release_current(self) -> None:
+        job = self.current
+        if job is None:
+            return
+        try:
+            self.client.release(job)
+            log.info("released job %s back to the queue", job.job_id)
+        except (httpx.HTTPError, Fatal) as e:
+            log.warning("could not release job %s (%s); its lease will expire", job.job_id, e)
+
+
+def _internal_error(job: Claimed, message: T):
+    from judge.report import Report
+
+    return Report(Verdict.INTERNAL_ERROR, job.problem, 0, "", job.problem_version[:12],
+                  message=message)
+
+
+# ---------------------------------------------------------------- starting a worker
+
+
+def detect_capabilities() -> dict[str, Any]:
+    """judge.capabilities.detect(), run in a child process so that this process never
+    initialises CUDA (its runners must be able to)."""
+    try:
+        out = subprocess.run([sys.executable, "-m", "judge.capabilities"], capture_output=True,
+                             text=True, timeout=120, check=True).stdout
+        return json.loads(out)
+    except (subprocess.SubprocessError, ValueError, OSError) as e:
+        log.warning("could not detect capabilities: %s", e)
+        return {"torch": None, "devices": []}
+
+
+def choose_gpu(spec: str, slot: int, capabilities: dict[str, Any]) -> int | None:
+    """--gpu auto: slot i takes GPU i when there is one; none; or an index."""
+    if spec == "none":
+        return None
+    devices = capabilities.get("devices") or []
+    index = slot if spec == "auto" else int(spec)
+    if index >= len(devices):
+        if spec != "auto":
+            raise Fatal(f"--gpu {spec}: this machine has {len(devices)} CUDA device(s)")
+        return None
+    return index
+
+
+def make_launcher(no_sandbox: bool, slot: int):
+    """The sandbox (one slot per worker), or with no_sandbox the plain launcher (loud)."""
+    import inspect
+
+    from judge.isolation import dev_mode_requested, plain_launcher, sandbox_launcher
+
+    if dev_mode_requested(no_sandbox):
+        return plain_launcher()
+    if "slot" in inspect.signature(sandbox_launcher).parameters:
+        return sandbox_launcher(slot=slot)  # type: ignore[call-arg]
+    return sandbox_launcher()
+
+
+def main(server: str, token: str, *, slot: int = 0, gpu: str = "auto",
+         no_sandbox: bool = False, problems_root: Path | None = None,
+         name: str | None = None) -> int:
+    capabilities = detect_capabilities()
+    try:
+        index = choose_gpu(gpu, slot, capabilities)
+    except Fatal as e:
+        log.error("%s", e)
+        return 2
+    if index is not None:
+        visible = os.environ.get("CUDA_VISIBLE_DEVICES")
+        choices = visible.split(",") if visible else None
+        # One GPU job per GPU at a time: this worker and its runners see only its GPU.
+        os.environ["CUDA_VISIBLE_DEVICES"] = choices[index] if choices else str(index)
+        capabilities = {**capabilities, "gpu_index": index}
+    try:
+        launcher = make_launcher(no_sandbox, slot)
+    except Exception as e:
+        log.error("cannot start the sandbox (%s: %s). Install it with scripts/setup.sh (as "
+                  "root), or pass --no-sandbox for development only.", type(e).__name__, e)
+        return 2
+    worker = Worker(WorkerClient(server, token), launcher, Problems(problems_root),
+                    name=name or f"{platform.node()}/slot{slot}/pid{os.getpid()}",
+                    gpu=index, capabilities=capabilities)
+
+    def stop(_signum, _frame):
+        raise KeyboardInterrupt
+
+    signal.signal(signal.SIGTERM, stop)
+    try:
+        worker.run()
+    except KeyboardInterrupt:
+        worker.release_current()
+        return 0
+    except Fatal as e:
+        log.error("%s", e)
+        return 2
+    finally:
+        launcher.close()
+    return 0
