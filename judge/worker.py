@@ -38,6 +38,7 @@ from judge.verdict import Verdict
 log = logging.getLogger("judge.worker")
 
 RETRY_MAX_S = 10.0
+CLAIM_WAIT_MAX_S = 120.0
 
 
 class Fatal(Exception):
@@ -61,14 +62,13 @@ class WorkerClient:
     a lost lease is a False/"rejected" answer, not an exception."""
 
     def __init__(self, server: str, token: str, http: httpx.Client | None = None) -> None:
-        self.http = http or httpx.Client(base_url=server.rstrip("/"), timeout=30.0)
+        # Reads may wait through a claim's long poll (at most 120 s, see web's worker API).
+        timeout = httpx.Timeout(30.0, read=CLAIM_WAIT_MAX_S + 30.0)
+        self.http = http or httpx.Client(base_url=server.rstrip("/"), timeout=timeout)
         self.headers = {"Authorization": f"Bearer {token}"}
 
-    def _post(self, path: str, body: dict[str, Any], timeout: float | None = None):
-        kwargs: dict[str, Any] = {"json": body, "headers": self.headers}
-        if timeout is not None:
-            kwargs["timeout"] = timeout
-        response = self.http.post(path, **kwargs)
+    def _post(self, path: str, body: dict[str, Any]):
+        response = self.http.post(path, json=body, headers=self.headers)
         if response.status_code == 401:
             raise Fatal(f"the server refused the worker token: {response.text}")
         if response.status_code >= 500:
@@ -83,8 +83,8 @@ class WorkerClient:
         return int(r.json()["worker_id"])
 
     def claim(self, worker_id: int, gpu: bool, wait_s: float) -> Claimed | None:
-        r = self._post("/worker/claim", {"worker_id": worker_id, "gpu": gpu, "wait_s": wait_s},
-                       timeout=wait_s + 30.0)
+        r = self._post("/worker/claim", {"worker_id": worker_id, "gpu": gpu,
+                                         "wait_s": min(wait_s, CLAIM_WAIT_MAX_S)})
         if r.status_code == 204:
             return None
         r.raise_for_status()
@@ -248,6 +248,9 @@ class Worker:
             self.current = job
             try:
                 self.judge(job)
+            except BaseException:  # SIGTERM/Ctrl-C (KeyboardInterrupt) or a bug: give it back
+                self.release_current()
+                raise
             finally:
                 self.current = None
             judged += 1
@@ -392,7 +395,6 @@ def main(server: str, token: str, *, slot: int = 0, gpu: str = "auto",
     try:
         worker.run()
     except KeyboardInterrupt:
-        worker.release_current()
         return 0
     except Fatal as e:
         log.error("%s", e)

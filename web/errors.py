@@ -45,6 +45,12 @@ STATUS_TEXT = {
 }
 
 
+NOT_JSON = T("请求体不是合法的 JSON（必须是 UTF-8 编码）",
+             "the request body is not valid JSON (it must be UTF-8)")
+UNPARSABLE = T("请求体无法解析（必须是 UTF-8 编码的 JSON 或表单）",
+               "the request body cannot be parsed (it must be UTF-8 JSON or form data)")
+
+
 def request_lang(request: Request) -> str:
     """?lang=, then the language a dependency resolved for this request, then
     Accept-Language when it starts with en or zh, then Chinese."""
@@ -76,7 +82,7 @@ def respond(request: Request, status: int, message: T,
 
 def _validation_message(errors: list[dict]) -> tuple[int, T]:
     if any(e.get("type") == "json_invalid" for e in errors):
-        return 400, T("请求体不是合法的 JSON", "the request body is not valid JSON")
+        return 400, NOT_JSON
     parts = []
     for e in errors[:5]:
         where = ".".join(str(x) for x in e.get("loc", ()) if x != "body") or "body"
@@ -106,8 +112,8 @@ def install(app: FastAPI) -> None:
     @app.exception_handler(StarletteHTTPException)
     async def http_error(request: Request, exc: StarletteHTTPException) -> Response:
         message = STATUS_TEXT.get(exc.status_code, T(str(exc.detail), str(exc.detail)))
-        if isinstance(exc.detail, T):
-            message = exc.detail
+        if exc.status_code == 400 and "parsing the body" in str(exc.detail):
+            message = UNPARSABLE  # FastAPI could not decode the body (not UTF-8, say)
         return respond(request, exc.status_code, message, getattr(exc, "headers", None))
 
     @app.exception_handler(Exception)

@@ -8,14 +8,14 @@ with a higher priority. Progress events belong to a job's current attempt.
 from __future__ import annotations
 
 from datetime import datetime
-from typing import Any
+from typing import Any, ClassVar
 
 from sqlalchemy import JSON, Boolean, DateTime, Float, ForeignKey, Index, Integer, String, Text
 from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column, relationship
 
 
 class Base(DeclarativeBase):
-    type_annotation_map = {dict[str, Any]: JSON, datetime: DateTime()}
+    type_annotation_map: ClassVar = {dict[str, Any]: JSON, datetime: DateTime()}
 
 
 class User(Base):

@@ -1,0 +1,175 @@
+"""Helpers for the web tests: a small problem bank whose hidden test leaves a recognisable
+message, a clock the tests move, and clients for learners (bearer token or a browser-like
+session) and workers."""
+
+from __future__ import annotations
+
+import re
+import textwrap
+from datetime import datetime, timedelta
+from pathlib import Path
+
+from fastapi.testclient import TestClient
+
+ROOT = Path(__file__).resolve().parents[2]
+HIDDEN_MARK = "HIDDEN-SECRET-7391"  # in the hidden case's failure message, never shown
+
+TOML = """
+slug = "add-one"
+number = 3
+difficulty = "easy"
+names = ["add_one"]
+tags = ["warm-up"]
+[title]
+zh = "加一"
+en = "Add one"
+[limits]
+case_wall_s = 5.0
+cpu_s = 20.0
+memory_mb = 2048
+output_kb = 16
+"""
+
+TESTS = f'''
+import torch
+from judge.testing import case
+
+
+@case(public=True, zh="样例", en="example")
+def example_small(t):
+    x = torch.tensor([1, 2, 3])
+    t.expect_equal(t.sub.add_one(x), t.ref.add_one(x), "add_one(x)")
+
+
+@case(zh="大数", en="large values")
+def large_values(t):
+    x = torch.tensor([1234567])
+    got = t.sub.add_one(x)
+    t.expect(bool((got == x + 1).all()), "{HIDDEN_MARK} 隐藏输入 1234567",
+             "{HIDDEN_MARK} hidden input 1234567")
+'''
+
+STATEMENT = """# 加一
+
+给每个元素加一。<script>alert('statement')</script>
+
+```python
+def add_one(x): ...
+```
+"""
+
+
+def write_bank(root: Path) -> Path:
+    folder = root / "add-one"
+    folder.mkdir(parents=True)
+    (folder / "problem.toml").write_text(TOML)
+    (folder / "statement.zh.md").write_text(STATEMENT)
+    (folder / "statement.en.md").write_text(STATEMENT.replace("给每个元素加一。", "Add one."))
+    (folder / "starter.py").write_text("def add_one(x):\n    raise NotImplementedError\n")
+    (folder / "reference.py").write_text("def add_one(x):\n    return x + 1\n")
+    (folder / "tests.py").write_text(textwrap.dedent(TESTS))
+    return root
+
+
+GOOD = "def add_one(x):\n    return x + 1\n"
+# passes the public example (small values) and fails the hidden one
+WRONG = "def add_one(x):\n    return x + (x < 1000).long()\n"
+
+
+class Clock:
+    """The app's clock; tests move it to expire leases and age rate limits."""
+
+    def __init__(self) -> None:
+        self.now = datetime(2026, 1, 1, 8, 0, 0)
+
+    def __call__(self) -> datetime:
+        return self.now
+
+    def advance(self, seconds: float) -> None:
+        self.now += timedelta(seconds=seconds)
+
+
+def make_user(client: TestClient, name: str = "alice", password: str = "password1") -> dict:
+    """Create a user through the API; returns the bearer headers."""
+    r = client.post("/api/users", json={"username": name, "password": password})
+    assert r.status_code == 201, r.text
+    r = client.post("/api/token", data={"username": name, "password": password})
+    assert r.status_code == 200, r.text
+    return {"Authorization": f"Bearer {r.json()['access_token']}"}
+
+
+def csrf(client: TestClient, path: str = "/") -> str:
+    """The CSRF token a page's forms carry (the session cookie goes with the client)."""
+    html = client.get(path).text
+    m = re.search(r'name="csrf_token" value="([^"]+)"', html)
+    assert m, f"no CSRF field on {path}"
+    return m.group(1)
+
+
+def browser_login(client: TestClient, name: str, password: str = "password1") -> None:
+    r = client.post("/login", data={"username": name, "password": password,
+                                    "csrf_token": csrf(client, "/login")},
+                    follow_redirects=False)
+    assert r.status_code == 303, r.text
+
+
+def submit(client: TestClient, headers: dict, code: str = GOOD, problem: str = "add-one"):
+    return client.post("/api/submissions", json={"problem": problem, "code": code},
+                       headers=headers)
+
+
+def rows(app, sql: str) -> list:
+    from sqlalchemy import text
+
+    with app.state.engine.connect() as conn:
+        return list(conn.execute(text(sql)))
+
+
+
+def fake_report(passed: bool = True, *, message: str = "", output: str = "") -> dict:
+    """A report as a worker would post it for add-one: the public example passes (with
+    ``output`` printed), the hidden case passes or fails with HIDDEN_MARK in its message."""
+    from judge.i18n import T
+    from judge.report import Report, TestResult
+    from judge.verdict import Verdict
+
+    hidden = Verdict.ACCEPTED if passed else Verdict.WRONG_ANSWER
+    tests = [
+        TestResult("example_small", "public", T("样例", "example"), Verdict.ACCEPTED,
+                   T(message, message), 1.5, output),
+        TestResult("large_values", "hidden", T("大数", "large values"), hidden,
+                   T("" if passed else f"{HIDDEN_MARK} 隐藏输入 1234567",
+                     "" if passed else f"{HIDDEN_MARK} hidden input 1234567"), 2.5,
+                   "" if passed else f"{HIDDEN_MARK} printed"),
+    ]
+    report = Report(Verdict.ACCEPTED if passed else Verdict.WRONG_ANSWER, "add-one", 99,
+                    "none", tests=tests,
+                    message=T("", "") if passed else T("隐藏用例 large_values（大数）未通过",
+                                                       "hidden case large_values failed"))
+    return report.to_json("zh")
+
+
+def progress_events(report: dict) -> list[dict]:
+    """The grader's progress events for a report (what a worker posts)."""
+    tests = report["tests"]
+    events: list[dict] = [{"event": "start", "total": len(tests), "seed": report["seed"],
+                           "tests": [{"name": t["name"], "visibility": t["visibility"]}
+                                     for t in tests]}]
+    for i, t in enumerate(tests):
+        events.append({"event": "running", "index": i, "name": t["name"]})
+        events.append({"event": "test", "index": i, "result": t,
+                       "learner": {k: v for k, v in t.items() if k != "messages"}})
+    events.append({"event": "done", "verdict": report["verdict"]})
+    return events
+
+
+def judge_next(worker, report: dict | None = None, *, gpu: bool = False) -> int:
+    """Play a worker: claim the next job, post its progress and the result. Returns the
+    submission id."""
+    report = report or fake_report()
+    wid = worker.register("test-worker", gpu, {})
+    job = worker.claim(wid, gpu, 0)
+    assert job is not None, "no job to claim"
+    assert worker.events(job, progress_events(report))
+    assert worker.result(job, report) == "stored"
+    return job.submission_id

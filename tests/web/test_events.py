@@ -1,0 +1,98 @@
+"""The progress stream (``GET /api/submissions/{id}/events``): one JSON object per data:
+line, queued with a position, the grader's events as they arrive, then done."""
+
+from __future__ import annotations
+
+import json
+import threading
+import time
+
+from tests.web.support import HIDDEN_MARK, fake_report, judge_next, make_user, progress_events
+from tests.web.support import submit as api_submit
+
+
+def read_stream(client, sid: int, headers: dict, lang: str = "zh") -> list[dict]:
+    with client.stream("GET", f"/api/submissions/{sid}/events?lang={lang}",
+                       headers=headers) as r:
+        assert r.status_code == 200
+        assert r.headers["content-type"].startswith("text/event-stream")
+        body = "".join(r.iter_text())
+    return [json.loads(line[5:]) for line in body.splitlines() if line.startswith("data:")]
+
+
+def kinds(events: list[dict]) -> list[str]:
+    return [e["event"] for e in events]
+
+
+def test_a_finished_submission_replays_then_ends(client, alice, worker):
+    sid = api_submit(client, alice).json()["id"]
+    judge_next(worker, fake_report(passed=False))
+    events = read_stream(client, sid, alice, "en")
+    assert kinds(events) == ["start", "test", "test", "done"]
+    assert events[0]["tests"] == [{"name": "example_small", "visibility": "public"},
+                                  {"name": "large_values", "visibility": "hidden"}]
+    hidden = events[2]["result"]
+    assert hidden["verdict"] == "wrong_answer" and hidden["message"] == ""
+    assert hidden["category"] == "large values"
+    assert events[-1] == {"event": "done", "verdict": "wrong_answer", "passed": 1, "total": 2,
+                          "ratio": None, "message": "hidden case large_values failed"}
+    assert HIDDEN_MARK not in json.dumps(events)
+
+
+def test_live_progress_in_order(client, alice, worker):
+    sid = api_submit(client, alice).json()["id"]
+    bob = make_user(client, "bob")
+    api_submit(client, bob)  # bob's queued job is behind alice's
+    report = fake_report(message="note <b>bold</b>", output="printed\n")
+    events = progress_events(report)
+    wid = worker.register("w", False, {})
+
+    def judge_slowly() -> None:
+        time.sleep(0.4)
+        job = worker.claim(wid, False, 0)
+        for event in events[:-1]:
+            assert worker.events(job, [event])
+            time.sleep(0.05)
+        assert worker.result(job, report) == "stored"
+
+    judge = threading.Thread(target=judge_slowly)
+    judge.start()
+    seen = read_stream(client, sid, alice)
+    judge.join()
+    assert seen[0] == {"event": "queued", "position": 0}
+    assert kinds(seen[1:]) == ["start", "running", "test", "running", "test", "done"]
+    public = seen[3]["result"]
+    assert public["message"] == "note <b>bold</b>" and public["output"] == "printed\n"
+    assert seen[-1]["verdict"] == "accepted" and seen[-1]["passed"] == 2
+
+
+def test_the_stream_follows_a_job_that_is_handed_out_again(client, alice, worker, clock):
+    sid = api_submit(client, alice).json()["id"]
+    wid = worker.register("w", False, {})
+    lost = worker.claim(wid, False, 0)
+    assert worker.events(lost, progress_events(fake_report())[:3])
+    clock.advance(31)
+    report = fake_report()
+
+    def second_attempt() -> None:
+        time.sleep(0.3)
+        job = worker.claim(wid, False, 0)
+        assert worker.events(job, progress_events(report)[:-1])
+        assert worker.result(job, report) == "stored"
+
+    retry = threading.Thread(target=second_attempt)
+    retry.start()
+    seen = read_stream(client, sid, alice)
+    retry.join()
+    # the first attempt's events are gone with its lease; the reader sees one clean run
+    assert kinds(seen).count("done") == 1 and seen[-1]["verdict"] == "accepted"
+    last_start = max(i for i, e in enumerate(seen) if e["event"] == "start")
+    assert kinds(seen[last_start:]).count("test") == 2
+
+
+def test_the_stream_speaks_the_readers_language(client, alice, worker):
+    sid = api_submit(client, alice).json()["id"]
+    judge_next(worker)
+    zh = read_stream(client, sid, alice, "zh")
+    en = read_stream(client, sid, alice, "en")
+    assert zh[1]["result"]["category"] == "样例" and en[1]["result"]["category"] == "example"

@@ -1,0 +1,167 @@
+"""The worker loop against the app in-process: real grading of the small problem with the
+plain launcher (the sandbox has its own suite), the lease keeper, release on shutdown."""
+
+from __future__ import annotations
+
+import threading
+import time
+
+import httpx
+import pytest
+
+from judge.worker import Claimed, LeaseKeeper, Problems, Worker, choose_gpu
+from tests.web.support import GOOD, HIDDEN_MARK, WRONG, fake_report, submit
+
+
+@pytest.fixture
+def plain(launcher):
+    yield launcher
+    launcher.close()
+
+
+def make_worker(worker_client, launcher, problems_root, **kw) -> Worker:
+    return Worker(worker_client, launcher, Problems(problems_root), name="test", **kw)
+
+
+@pytest.mark.slow
+def test_the_worker_judges_queued_submissions(client, alice, worker, plain, problems_root):
+    good = submit(client, alice, GOOD).json()["id"]
+    w = make_worker(worker, plain, problems_root)
+    assert w.run(until_idle=True) == 1
+    bob_headers = _user(client, "bob")
+    wrong = submit(client, bob_headers, WRONG).json()["id"]
+    assert w.run(until_idle=True) == 1
+    done = client.get(f"/api/submissions/{good}", headers=alice).json()
+    assert done["verdict"] == "accepted" and done["passed"] == 2
+    learner = client.get(f"/api/submissions/{wrong}", headers=bob_headers).json()
+    assert learner["verdict"] == "wrong_answer"
+    assert [t["verdict"] for t in learner["tests"]] == ["accepted", "wrong_answer"]
+    assert HIDDEN_MARK not in str(learner)
+    (report,) = _stored_reports(client, wrong)
+    assert HIDDEN_MARK in str(report)  # the full report is kept (for admins)
+
+
+def _user(client, name):
+    from tests.web.support import make_user
+
+    return make_user(client, name)
+
+
+def _stored_reports(client, sid):
+    from sqlalchemy import text
+
+    with client.app.state.engine.connect() as conn:
+        return [r[0] for r in conn.execute(text(f"select report from submissions where id={sid}"))]
+
+
+def test_a_package_version_the_worker_lacks_is_an_internal_error(client, alice, worker, plain,
+                                                                  problems_root, app):
+    sid = submit(client, alice).json()["id"]
+    with app.state.engine.begin() as conn:
+        from sqlalchemy import text
+
+        conn.execute(text("update submissions set problem_version = 'abc' where id = :i"),
+                     {"i": sid})
+    make_worker(worker, plain, problems_root).run(until_idle=True)
+    done = client.get(f"/api/submissions/{sid}?lang=en", headers=alice).json()
+    assert done["verdict"] == "internal_error"
+    assert "does not have that version" in done["message"]
+
+
+def test_a_crashing_grader_is_an_internal_error_not_a_dead_worker(client, alice, worker, plain,
+                                                                  problems_root):
+    def explode(*args, **kwargs):
+        raise RuntimeError("boom")
+
+    sid = submit(client, alice).json()["id"]
+    w = make_worker(worker, plain, problems_root, grade=explode)
+    assert w.run(until_idle=True) == 1
+    done = client.get(f"/api/submissions/{sid}?lang=en", headers=alice).json()
+    assert done["verdict"] == "internal_error" and "RuntimeError: boom" in done["message"]
+
+
+def test_the_lease_keeper_renews_and_posts_progress(client, alice, worker, problems_root,
+                                                    plain, settings):
+    from judge.report import Report
+
+    sid = submit(client, alice).json()["id"]
+    renewals = []
+    real_renew = worker.renew
+    worker.renew = lambda job: renewals.append(job.job_id) or real_renew(job)
+
+    def slow_grade(problem, code, launcher, options, on_progress):
+        report = fake_report()
+        for event in _events(report):
+            on_progress(event)
+        time.sleep(0.5)
+        return Report.from_json(report)
+
+    w = make_worker(worker, plain, problems_root, grade=slow_grade)
+    w.worker_id = worker.register("w", False, {})
+    job = worker.claim(w.worker_id, False, 0)
+    job = Claimed(**{**job.__dict__, "lease_seconds": 0.3})  # renew every 0.2 s
+    w.judge(job)
+    assert len(renewals) >= 2
+    assert client.get(f"/api/submissions/{sid}", headers=alice).json()["verdict"] == "accepted"
+
+
+def _events(report):
+    from tests.web.support import progress_events
+
+    return progress_events(report)
+
+
+def test_a_lost_lease_drops_the_result(client, alice, worker, clock):
+    sid = submit(client, alice).json()["id"]
+    wid = worker.register("w", False, {})
+    job = worker.claim(wid, False, 0)
+    clock.advance(31)
+    keeper = LeaseKeeper(worker, Claimed(**{**job.__dict__, "lease_seconds": 0.3}))
+    keeper.start()
+    keeper.push({"event": "running", "index": 0, "name": "example_small"})
+    keeper.close()
+    assert keeper.lost
+    assert client.get(f"/api/submissions/{sid}", headers=alice).json()["verdict"] is None
+
+
+def test_an_interrupted_worker_releases_its_job(client, alice, worker, plain, problems_root):
+    sid = submit(client, alice).json()["id"]
+    started = threading.Event()
+
+    def interrupted(problem, code, launcher, options, on_progress):
+        started.set()
+        raise KeyboardInterrupt  # what SIGTERM does in the worker process
+
+    w = make_worker(worker, plain, problems_root, grade=interrupted)
+    with pytest.raises(KeyboardInterrupt):
+        w.run(until_idle=True)
+    assert started.is_set()
+    assert client.get(f"/api/submissions/{sid}", headers=alice).json()["status"] == "queued"
+
+
+def test_the_worker_waits_for_the_server(monkeypatch, plain, problems_root):
+    calls = []
+
+    class Down:
+        def register(self, *args):
+            calls.append(args)
+            if len(calls) < 3:
+                raise httpx.ConnectError("refused")
+            return 7
+
+    monkeypatch.setattr(time, "sleep", lambda s: None)
+    w = Worker(Down(), plain, Problems(problems_root), name="w")
+    w.register()
+    assert w.worker_id == 7 and len(calls) == 3
+
+
+def test_choose_gpu():
+    two = {"devices": ["A", "B"]}
+    assert choose_gpu("auto", 0, two) == 0 and choose_gpu("auto", 1, two) == 1
+    assert choose_gpu("auto", 2, two) is None and choose_gpu("none", 0, two) is None
+    assert choose_gpu("auto", 0, {"devices": []}) is None
+    assert choose_gpu("1", 0, two) == 1
+    from judge.worker import Fatal
+
+    with pytest.raises(Fatal):
+        choose_gpu("3", 0, two)
