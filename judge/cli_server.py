@@ -25,6 +25,7 @@ log = logging.getLogger("judge.serve")
 
 FAST_EXIT_S = 10.0  # a worker that dies sooner than this after starting counts as failing
 MAX_FAST_EXITS = 5
+PACK_PREBUILD_DELAY_S = 10.0
 
 
 def _verbose_logs() -> None:
@@ -125,16 +126,56 @@ def cmd_serve(args: argparse.Namespace) -> int:
     supervisor = Supervisor(args.workers, command, env)
     config = uvicorn.Config(app, host=args.host, port=args.port, log_level="info",
                             timeout_graceful_shutdown=3, access_log=args.access_log)
-    server = uvicorn.Server(config)
+    server = make_server(config, on_exit=supervisor.stop)
     log.info("serving on %s with %d worker(s); data in %s", server_url, args.workers,
              settings.data_dir.resolve())
     if args.workers:
         supervisor.start()
+    if not args.no_pack_prebuild:
+        # The practice pack runs the reference: build it soon (niced), not on the first
+        # download, once the workers have had time to start.
+        prebuild = threading.Timer(PACK_PREBUILD_DELAY_S, _prebuild_pack, args=(app,))
+        prebuild.daemon = True
+        prebuild.start()
     try:
         server.run()
     finally:
         supervisor.stop()
     return 0
+
+
+def _prebuild_pack(app) -> None:
+    from web.pack import PackError
+
+    try:
+        app.state.pack.get()
+    except PackError:
+        pass  # logged by the builder; a download retries
+    except Exception:
+        log.exception("building the practice pack failed")
+
+
+def make_server(config, on_exit):
+    """uvicorn's Server, except that on SIGTERM/SIGINT the workers stop first (releasing
+    their jobs over HTTP while the app still answers), then the app shuts down and ``serve``
+    exits 0. A second signal hurries it up as usual."""
+    import uvicorn
+
+    class Server(uvicorn.Server):
+        stopping = False
+
+        def handle_exit(self, sig, frame) -> None:
+            if self.stopping:
+                return super().handle_exit(sig, frame)
+            self.stopping = True
+
+            def stop() -> None:
+                on_exit()
+                self.should_exit = True
+
+            threading.Thread(target=stop, name="stopping", daemon=True).start()
+
+    return Server(config)
 
 
 def cmd_worker(args: argparse.Namespace) -> int:
@@ -195,6 +236,8 @@ def add_server_commands(sub) -> None:
     p.add_argument("--gpu", default="auto", help="auto (worker i takes GPU i), none")
     p.add_argument("--data-dir", help="database and files (default: $JUDGE_DATA_DIR or ./data)")
     p.add_argument("--access-log", action="store_true", help="log every request")
+    p.add_argument("--no-pack-prebuild", action="store_true",
+                   help="build the practice pack on its first download, not at start")
     add_isolation_args(p)
     p.set_defaults(fn=cmd_serve)
 

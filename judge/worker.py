@@ -325,16 +325,26 @@ def _internal_error(job: Claimed, message: T):
 # ---------------------------------------------------------------- starting a worker
 
 
-def detect_capabilities() -> dict[str, Any]:
-    """judge.capabilities.detect(), run in a child process so that this process never
-    initialises CUDA (its runners must be able to)."""
+def detect_capabilities() -> Callable[[], dict[str, Any]]:
+    """Start judge.capabilities.detect() in a child process (so that this process never
+    initialises CUDA: its runners must be able to); call the result to get it."""
     try:
-        out = subprocess.run([sys.executable, "-m", "judge.capabilities"], capture_output=True,
-                             text=True, timeout=120, check=True).stdout
-        return json.loads(out)
-    except (subprocess.SubprocessError, ValueError, OSError) as e:
+        child = subprocess.Popen([sys.executable, "-m", "judge.capabilities"],
+                                 stdout=subprocess.PIPE, text=True)
+    except OSError as e:
         log.warning("could not detect capabilities: %s", e)
-        return {"torch": None, "devices": []}
+        return lambda: {"torch": None, "devices": []}
+
+    def result() -> dict[str, Any]:
+        try:
+            out, _ = child.communicate(timeout=120)
+            return json.loads(out)
+        except (subprocess.SubprocessError, ValueError) as e:
+            child.kill()
+            log.warning("could not detect capabilities: %s", e)
+            return {"torch": None, "devices": []}
+
+    return result
 
 
 def choose_gpu(spec: str, slot: int, capabilities: dict[str, Any]) -> int | None:
@@ -366,7 +376,10 @@ def make_launcher(no_sandbox: bool, slot: int):
 def main(server: str, token: str, *, slot: int = 0, gpu: str = "auto",
          no_sandbox: bool = False, problems_root: Path | None = None,
          name: str | None = None) -> int:
-    capabilities = detect_capabilities()
+    detected = detect_capabilities()
+    import judge.grader  # noqa: F401  (torch, while the child detects: the first job is quick)
+
+    capabilities = detected()
     try:
         index = choose_gpu(gpu, slot, capabilities)
     except Fatal as e:

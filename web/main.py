@@ -54,6 +54,7 @@ def create_app(settings: Settings | None = None, *, bank: ProblemBank | None = N
             yield
         finally:
             reaper.cancel()
+            app.state.pack.close()
             engine.dispose()
 
     app = FastAPI(title="torch-judge", version="0.1.0", lifespan=lifespan,
