@@ -214,7 +214,7 @@ def cmd_make_admin(args: argparse.Namespace) -> int:
     from web.models import User
     from web.settings import Settings
 
-    settings = Settings(**({"data_dir": Path(args.data_dir)} if args.data_dir else {}))
+    settings = Settings(data_dir=Path(args.data_dir)) if args.data_dir else Settings()
     engine = db.make_engine(settings.prepare().db_url)
     db.migrate(engine)
     with engine.begin() as conn:

@@ -10,9 +10,9 @@ from __future__ import annotations
 import secrets
 from dataclasses import dataclass
 from datetime import datetime, timedelta
-from typing import Any
+from typing import Any, cast
 
-from sqlalchemy import and_, case, delete, func, or_, select, update
+from sqlalchemy import CursorResult, Executable, and_, case, delete, func, or_, select, update
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 
@@ -22,6 +22,11 @@ IN_FLIGHT = ("queued", "running")
 MAX_ATTEMPTS = 3  # a job whose lease expired this many times is ended as internal_error
 
 # ---------------------------------------------------------------- users and tokens
+
+
+def _changed(db: Session, statement: Executable) -> int:
+    """Rows an UPDATE changed."""
+    return cast("CursorResult[Any]", db.execute(statement)).rowcount
 
 
 def user_by_name(db: Session, username: str) -> User | None:
@@ -151,16 +156,17 @@ def register_worker(db: Session, name: str, gpu: bool, capabilities: dict[str, A
 def requeue_expired(db: Session, now: datetime) -> list[int]:
     """Hand jobs whose lease ran out back to the queue (or end them after MAX_ATTEMPTS).
     Returns the submissions that changed."""
-    changed = []
+    requeued: list[int] = []
     for job in db.scalars(select(Job).where(Job.status == "running",
                                             Job.lease_expires_at < now)).all():
         give_up = job.attempts >= MAX_ATTEMPTS
-        res = db.execute(update(Job).where(Job.id == job.id, Job.status == "running",
-                                           Job.lease_token == job.lease_token)
-                         .values(status="done" if give_up else "queued", lease_token=None,
-                                 lease_expires_at=None, worker_id=None,
-                                 finished_at=now if give_up else None))
-        if res.rowcount != 1:  # renewed or finished meanwhile
+        n = _changed(db, update(Job).where(Job.id == job.id, Job.status == "running",
+                                           Job.lease_token == job.lease_token,
+                                           Job.lease_expires_at < now)
+                     .values(status="done" if give_up else "queued", lease_token=None,
+                             lease_expires_at=None, worker_id=None,
+                             finished_at=now if give_up else None))
+        if n != 1:  # renewed or finished meanwhile
             continue
         db.execute(delete(JobEvent).where(JobEvent.job_id == job.id))
         values: dict[str, Any] = {"status": "queued"}
@@ -169,9 +175,9 @@ def requeue_expired(db: Session, now: datetime) -> list[int]:
                       "judged_at": now, "report": abandoned_report(job)}
         db.execute(update(Submission).where(Submission.id == job.submission_id,
                                             Submission.status != "done").values(**values))
-        changed.append(job.submission_id)
+        requeued.append(job.submission_id)
     db.commit()
-    return changed
+    return requeued
 
 
 def abandoned_report(job: Job) -> dict[str, Any]:
@@ -195,12 +201,11 @@ def claim(db: Session, worker_id: int, gpu: bool, now: datetime, lease_s: float)
     if db.get_bind().dialect.name == "postgresql":
         pick = pick.with_for_update(skip_locked=True)
     token = secrets.token_hex(16)
-    res = db.execute(update(Job).where(Job.id == pick.scalar_subquery(), Job.status == "queued")
-                     .values(status="running", lease_token=token, worker_id=worker_id,
-                             lease_expires_at=now + timedelta(seconds=lease_s),
-                             claimed_at=now, attempts=Job.attempts + 1)
-                     .execution_options(synchronize_session=False))
-    if res.rowcount != 1:
+    taken = update(Job).where(Job.id == pick.scalar_subquery(), Job.status == "queued").values(
+        status="running", lease_token=token, worker_id=worker_id, claimed_at=now,
+        lease_expires_at=now + timedelta(seconds=lease_s), attempts=Job.attempts + 1)
+    changed = _changed(db, taken.execution_options(synchronize_session=False))
+    if changed != 1:
         db.rollback()
         return None
     job = db.scalar(select(Job).where(Job.lease_token == token))
@@ -219,18 +224,23 @@ def _holds_lease(job_id: int, token: str, now: datetime):
 
 
 def renew(db: Session, job_id: int, token: str, now: datetime, lease_s: float) -> bool:
-    res = db.execute(update(Job).where(_holds_lease(job_id, token, now))
-                     .values(lease_expires_at=now + timedelta(seconds=lease_s)))
+    changed = _changed(db, update(Job).where(_holds_lease(job_id, token, now))
+                       .values(lease_expires_at=now + timedelta(seconds=lease_s)))
     db.commit()
-    return res.rowcount == 1
+    return changed == 1
 
 
 def add_events(db: Session, job_id: int, token: str, now: datetime,
                payloads: list[dict[str, Any]]) -> int | None:
     """Store progress events if the lease is still held; the submission id, else None."""
-    job = db.scalar(select(Job).where(_holds_lease(job_id, token, now)))
-    if job is None:
+    # A no-op UPDATE under the lease condition: it checks the lease and locks the job in
+    # one step, so a job requeued meanwhile never gets a stale attempt's events.
+    if _changed(db, update(Job).where(_holds_lease(job_id, token, now))
+                .values(lease_token=Job.lease_token)) != 1:
+        db.rollback()
         return None
+    job = db.get(Job, job_id)
+    assert job is not None
     db.add_all(JobEvent(job_id=job_id, submission_id=job.submission_id, payload=p,
                         created_at=now) for p in payloads)
     db.commit()
@@ -241,9 +251,9 @@ def finish(db: Session, job_id: int, token: str, now: datetime,
            report: dict[str, Any], summary: dict[str, Any]) -> tuple[str, int | None]:
     """Write a job's result once. Returns ("stored", sid), ("duplicate", sid) when this
     lease already stored it, or ("rejected", None) when the lease was lost."""
-    res = db.execute(update(Job).where(_holds_lease(job_id, token, now))
-                     .values(status="done", finished_at=now))
-    if res.rowcount != 1:
+    changed = _changed(db, update(Job).where(_holds_lease(job_id, token, now))
+                       .values(status="done", finished_at=now))
+    if changed != 1:
         db.rollback()
         job = db.get(Job, job_id)
         if job is not None and job.status == "done" and job.lease_token == token:
@@ -260,10 +270,10 @@ def finish(db: Session, job_id: int, token: str, now: datetime,
 
 def release(db: Session, job_id: int, token: str, now: datetime) -> int | None:
     """A worker gives a job back unjudged (it is shutting down): queued again at once."""
-    res = db.execute(update(Job).where(_holds_lease(job_id, token, now))
-                     .values(status="queued", lease_token=None, lease_expires_at=None,
-                             worker_id=None))
-    if res.rowcount != 1:
+    changed = _changed(db, update(Job).where(_holds_lease(job_id, token, now))
+                       .values(status="queued", lease_token=None, lease_expires_at=None,
+                               worker_id=None))
+    if changed != 1:
         db.rollback()
         return None
     job = db.get(Job, job_id)

@@ -21,12 +21,12 @@ class Settings(BaseSettings):
     secret_key: str | None = None
     worker_token: str | None = None
     no_sandbox: bool = False
-    max_code_bytes: int = Field(64 * 1024, ge=1)
-    submissions_per_minute: int = Field(6, ge=1)
-    lease_seconds: float = Field(60.0, gt=0)
-    claim_wait_seconds: float = Field(20.0, ge=0)
-    token_days: int = Field(30, ge=1)
-    session_days: int = Field(14, ge=1)
+    max_code_bytes: int = Field(default=64 * 1024, ge=1)
+    submissions_per_minute: int = Field(default=6, ge=1)
+    lease_seconds: float = Field(default=60.0, gt=0)
+    claim_wait_seconds: float = Field(default=20.0, ge=0)
+    token_days: int = Field(default=30, ge=1)
+    session_days: int = Field(default=14, ge=1)
     cookie_secure: bool = False
     registration_open: bool = True
 

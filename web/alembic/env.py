@@ -14,7 +14,7 @@ target_metadata = Base.metadata
 
 def run() -> None:
     engine = config.attributes.get("engine") or create_engine(
-        config.get_main_option("sqlalchemy.url"))
+        config.get_main_option("sqlalchemy.url") or "")
     with engine.connect() as connection:
         context.configure(connection=connection, target_metadata=target_metadata,
                           render_as_batch=connection.dialect.name == "sqlite")
