@@ -69,6 +69,7 @@ def create_app(settings: Settings | None = None, *, bank: ProblemBank | None = N
     app.state.templates = make_templates()
     app.state.pack = PackBuilder(settings, bank)
 
+    app.add_middleware(SecurityHeaders)
     app.add_middleware(BodyLimit)  # inside the session middleware: its 413 page needs one
     app.add_middleware(SessionMiddleware, secret_key=settings.secret_key or "",
                        session_cookie="judge_session", max_age=settings.session_days * 86400,
@@ -102,6 +103,36 @@ async def _requeue_expired_forever(app: FastAPI) -> None:
             state.hub.notify(("submission", sid))
         if changed:
             state.hub.notify("queue")
+
+
+class SecurityHeaders:
+    """Defence in depth behind the escaping: pages may run only this site's scripts (the
+    JSON blocks in templates are data, not scripts), and are never framed."""
+
+    CSP = ("default-src 'self'; script-src 'self'; style-src 'self' 'unsafe-inline'; "
+           "img-src 'self' data: https:; connect-src 'self'; frame-ancestors 'none'; "
+           "base-uri 'none'; form-action 'self'")
+    OPENAPI_PAGES = ("/docs", "/redoc")  # FastAPI's API explorer loads its UI from a CDN
+
+    def __init__(self, app: ASGIApp) -> None:
+        self.app = app
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            return await self.app(scope, receive, send)
+        csp = not scope["path"].startswith(self.OPENAPI_PAGES)
+
+        async def with_headers(message: Message) -> None:
+            if message["type"] == "http.response.start":
+                headers = list(message.get("headers", []))
+                headers += [(b"x-content-type-options", b"nosniff"),
+                            (b"referrer-policy", b"same-origin")]
+                if csp:
+                    headers.append((b"content-security-policy", self.CSP.encode()))
+                message = {**message, "headers": headers}
+            await send(message)
+
+        await self.app(scope, receive, with_headers)
 
 
 class BodyLimit:

@@ -60,18 +60,38 @@ def browser(server):
         chromium.close()
 
 
+class PageErrors:
+    """JavaScript errors and console errors (CSP violations, failed loads) of a page;
+    a test that provokes one on purpose allows it."""
+
+    def __init__(self) -> None:
+        self.seen: list[str] = []
+        self.allowed: list[str] = []
+
+    def allow(self, fragment: str) -> None:
+        self.allowed.append(fragment)
+
+    def unexpected(self) -> list[str]:
+        return [e for e in self.seen if not any(a in e for a in self.allowed)]
+
+
 @pytest.fixture
-def page(browser, server, request):
+def page_errors() -> PageErrors:
+    return PageErrors()
+
+
+@pytest.fixture
+def page(browser, server, request, page_errors):
     context = browser.new_context(viewport={"width": 1360, "height": 900}, locale="zh-CN",
                                   base_url=server.url)
     context.set_default_timeout(20_000)
     page = context.new_page()
-    errors: list[str] = []
-    page.on("pageerror", lambda e: errors.append(str(e)))
+    page.on("pageerror", lambda e: page_errors.seen.append(str(e)))
+    page.on("console", lambda m: page_errors.seen.append(m.text) if m.type == "error" else None)
     yield page
     shot(page, f"{request.node.name}-last")
     context.close()
-    assert errors == [], f"JavaScript errors: {errors}"
+    assert page_errors.unexpected() == [], "errors in the page"
 
 
 def shot(page, name: str) -> None:
@@ -198,8 +218,9 @@ def test_the_language_switch_is_remembered(page, server):
     page.wait_for_selector("html[lang=zh-CN]")
 
 
-def test_without_the_editor_script_the_textarea_still_submits(page, server):
+def test_without_the_editor_script_the_textarea_still_submits(page, server, page_errors):
     """Progressive enhancement: if the editor bundle cannot load, the plain form works."""
+    page_errors.allow("net::ERR_FAILED")  # the editor bundle, blocked below
     register(page)
     page.route("**/static/dist/editor.js", lambda route: route.abort())
     page.goto("/problems/padding-collate")

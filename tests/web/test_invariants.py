@@ -107,3 +107,9 @@ def test_worker_routes_are_documented_and_guarded(client):
         assert op.get("description")
         r = client.post(path.replace("{job_id}", "1"), json={})
         assert r.status_code == 401, path
+
+
+def test_pages_forbid_foreign_scripts(client):
+    csp = client.get("/").headers["content-security-policy"]
+    assert "script-src 'self'" in csp and "frame-ancestors 'none'" in csp
+    assert client.get("/api/problems").headers["x-content-type-options"] == "nosniff"
