@@ -43,7 +43,9 @@ def make_sessionmaker(engine: Engine) -> sessionmaker[Session]:
 def alembic_config(engine: Engine) -> Config:
     cfg = Config()
     cfg.set_main_option("script_location", str(MIGRATIONS))
-    cfg.set_main_option("sqlalchemy.url", engine.url.render_as_string(hide_password=False))
+    # configparser interpolates '%': a URL-encoded password or option must be escaped
+    url = engine.url.render_as_string(hide_password=False).replace("%", "%%")
+    cfg.set_main_option("sqlalchemy.url", url)
     cfg.attributes["engine"] = engine
     return cfg
 

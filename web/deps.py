@@ -49,7 +49,9 @@ def get_now(request: Request) -> datetime:
     return clock()
 
 
-SessionDep = Annotated[Session, Depends(get_db)]
+# Closed when the route function returns, before the response goes out: an event stream
+# does not hold a pooled connection for its whole life.
+SessionDep = Annotated[Session, Depends(get_db, scope="function")]
 SettingsDep = Annotated[Settings, Depends(get_settings)]
 BankDep = Annotated[ProblemBank, Depends(get_bank)]
 HubDep = Annotated[Hub, Depends(get_hub)]

@@ -49,11 +49,13 @@ def create_app(settings: Settings | None = None, *, bank: ProblemBank | None = N
     @contextlib.asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
         app.state.hub.bind(asyncio.get_running_loop())
-        reaper = asyncio.create_task(_requeue_expired_forever(app))
+        stopping = asyncio.Event()
+        reaper = asyncio.create_task(_requeue_expired_until(stopping, app))
         try:
             yield
         finally:
-            reaper.cancel()
+            stopping.set()
+            await reaper  # lets a sweep in progress finish with its connection
             app.state.pack.close()
             engine.dispose()
 
@@ -82,7 +84,7 @@ def create_app(settings: Settings | None = None, *, bank: ProblemBank | None = N
     return app
 
 
-async def _requeue_expired_forever(app: FastAPI) -> None:
+async def _requeue_expired_until(stopping: asyncio.Event, app: FastAPI) -> None:
     """Return jobs whose lease ran out to the queue (claims do it too; this keeps the
     submission pages honest when no worker is asking)."""
     state = app.state
@@ -92,8 +94,10 @@ async def _requeue_expired_forever(app: FastAPI) -> None:
         with state.sessionmaker() as session:
             return queries.requeue_expired(session, state.clock())
 
-    while True:
-        await asyncio.sleep(interval)
+    while not stopping.is_set():
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(stopping.wait(), interval)
+            return
         try:
             changed = await run_in_threadpool(sweep)
         except Exception:

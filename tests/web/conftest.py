@@ -3,6 +3,8 @@ moves (see support.py for the problem bank and the helpers)."""
 
 from __future__ import annotations
 
+import os
+import uuid
 from pathlib import Path
 
 import pytest
@@ -25,8 +27,29 @@ def clock() -> Clock:
 
 
 @pytest.fixture
-def settings(tmp_path, problems_root) -> Settings:
+def database_url():
+    """None: SQLite in the data folder. With JUDGE_TEST_DATABASE_URL (a PostgreSQL URL) each
+    test gets a schema of its own there, dropped afterwards."""
+    base = os.environ.get("JUDGE_TEST_DATABASE_URL")
+    if not base:
+        yield None
+        return
+    from sqlalchemy import create_engine, text
+
+    schema = f"test_{uuid.uuid4().hex[:12]}"
+    engine = create_engine(base)
+    with engine.begin() as conn:
+        conn.execute(text(f"CREATE SCHEMA {schema}"))
+    yield f"{base}{'&' if '?' in base else '?'}options=-csearch_path%3D{schema}"
+    with engine.begin() as conn:
+        conn.execute(text(f"DROP SCHEMA {schema} CASCADE"))
+    engine.dispose()
+
+
+@pytest.fixture
+def settings(tmp_path, problems_root, database_url) -> Settings:
     return Settings(data_dir=tmp_path / "data", problems_dir=problems_root,
+                    database_url=database_url,
                     worker_token="worker-secret", secret_key="test-secret",
                     submissions_per_minute=3, lease_seconds=30, claim_wait_seconds=0,
                     max_code_bytes=2000, no_sandbox=True)
@@ -34,7 +57,9 @@ def settings(tmp_path, problems_root) -> Settings:
 
 @pytest.fixture
 def app(settings, clock):
-    return create_app(settings, clock=clock)
+    app = create_app(settings, clock=clock)
+    yield app
+    app.state.engine.dispose()  # also when no client ran the app's lifespan
 
 
 @pytest.fixture

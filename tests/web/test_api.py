@@ -119,7 +119,7 @@ def test_only_the_owner_or_an_admin_reads_a_submission(client, app, alice, worke
     with app.state.engine.begin() as conn:
         from sqlalchemy import text
 
-        conn.execute(text("update users set is_admin = 1 where username = 'bob'"))
+        conn.execute(text("update users set is_admin = true where username = 'bob'"))
     full = client.get(f"/api/submissions/{sid}", headers=bob).json()
     assert full["view"] == "full" and "HIDDEN-SECRET" in full["tests"][1]["message"]
 

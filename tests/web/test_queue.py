@@ -126,14 +126,14 @@ def test_gpu_jobs_go_to_gpu_workers_first(client, app, alice, worker):
     cpu_sid = submit(client, alice).json()["id"]
     gpu_sid = submit(client, bob).json()["id"]
     with app.state.engine.begin() as conn:
-        conn.execute(text(f"update jobs set needs_gpu = 1 where submission_id = {gpu_sid}"))
+        conn.execute(text(f"update jobs set needs_gpu = true where submission_id = {gpu_sid}"))
     cpu = worker.register("cpu", False, {})
     gpu = worker.register("gpu", True, {"devices": ["H200"]})
     assert worker.claim(gpu, True, 0).submission_id == gpu_sid
     assert worker.claim(cpu, False, 0).submission_id == cpu_sid
     submit(client, make_user(client, "carol"))
     with app.state.engine.begin() as conn:
-        conn.execute(text("update jobs set needs_gpu = 1 where status = 'queued'"))
+        conn.execute(text("update jobs set needs_gpu = true where status = 'queued'"))
     assert worker.claim(cpu, False, 0) is None  # a CPU worker never takes a GPU job
 
 
