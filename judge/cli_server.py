@@ -100,7 +100,6 @@ def cmd_serve(args: argparse.Namespace) -> int:
     from web.main import create_app
     from web.settings import Settings
 
-    _verbose_logs()
     no_sandbox = dev_mode_requested(args.no_sandbox)
     if no_sandbox:
         log.warning("%s", NO_SANDBOX_WARNING)
@@ -109,6 +108,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
         if why:
             raise UsageError(f"{why}. Set it up with scripts/setup.sh (as root), or pass "
                              f"--no-sandbox to judge without isolation (development only).")
+    _verbose_logs()
     overrides: dict = {"no_sandbox": no_sandbox}
     if args.data_dir:
         overrides["data_dir"] = Path(args.data_dir)
@@ -181,13 +181,13 @@ def make_server(config, on_exit):
 def cmd_worker(args: argparse.Namespace) -> int:
     from judge.worker import main
 
-    _verbose_logs()
     token = os.environ.get("JUDGE_WORKER_TOKEN", "")
     if args.token_file:
         token = Path(args.token_file).read_text().strip()
     if not token:
         raise UsageError("no worker token: set JUDGE_WORKER_TOKEN or pass --token-file (the "
                          "server keeps it in its data folder, file worker_token)")
+    _verbose_logs()
     root = Path(args.problems) if args.problems else None
     return main(args.server, token, slot=args.slot, gpu=args.gpu, no_sandbox=args.no_sandbox,
                 problems_root=root, name=args.name)
