@@ -54,7 +54,8 @@ def shown(batch, lengths, limit=8):
     """A batch and its lengths, shortened: [4, 9, 1] (lengths [3, 3, 5])."""
     more = ", ..." if len(batch) > limit else ""
     ids = ", ".join(str(i) for i in batch[:limit])
-    lens = ", ".join(str(int(lengths[i])) for i in batch[:limit])
+    lens = ", ".join(str(int(lengths[i])) if 0 <= i < len(lengths) else "?"
+                     for i in batch[:limit])
     return T(f"[{ids}{more}]（长度 [{lens}{more}]）", f"[{ids}{more}] (lengths [{lens}{more}])")
 
 
