@@ -20,9 +20,9 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from judge.grader import Options, grade  # noqa: E402
-from judge.isolation import plain_launcher, sandbox_launcher  # noqa: E402
-from judge.package import find, load_all  # noqa: E402
+from judge.grader import Options, grade
+from judge.isolation import plain_launcher, sandbox_launcher
+from judge.package import find, load_all
 
 
 def files_of(problem):

@@ -177,7 +177,7 @@ def batch_of_one(t):
 @case(zh="包含空序列 (L = 0)", en="empty sequences (L = 0)")
 def empty_sequences(t):
     for side in ("right", "left"):
-        lengths = random_lengths(t, 6, 0, 12) + [0, 0]
+        lengths = [*random_lengths(t, 6, 0, 12), 0, 0]
         t.random.shuffle(lengths)
         batch = make_batch(t, lengths)
         check_collate(t, batch, pad_id=t.random.randrange(100), padding_side=side)
@@ -210,7 +210,7 @@ def random_multiple(t):
 
 @case(zh="每批填充到本批最长，而非全局最长", en="each batch padded to its own longest")
 def longest_of_this_batch(t):
-    long_batch = make_batch(t, [t.random.randint(60, 90)] + random_lengths(t, 3, 1, 20))
+    long_batch = make_batch(t, [t.random.randint(60, 90), *random_lengths(t, 3, 1, 20)])
     short_batch = make_batch(t, random_lengths(t, 4, 1, 6))
     for batch in (long_batch, short_batch, long_batch[1:]):
         check_collate(t, batch, pad_id=0)
