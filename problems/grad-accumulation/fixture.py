@@ -26,57 +26,66 @@ from torch.utils.data import DataLoader, Dataset
 
 
 def build_model(spec, device="cpu"):
-    """A small dropout-free, batch-norm-free model, initialised from ``spec["seed"]``
-    (a generator of its own: the global RNG is neither used nor changed)."""
-    kind = spec["kind"]
-    if kind == "scalar":  # y = w * x, the worked example of the statement
-        layers = [("fc", nn.Linear(1, 1, bias=False))]
-    elif kind == "mlp":
-        d, h, o = spec["sizes"]
-        layers = [("fc1", nn.Linear(d, h)), ("act1", nn.Tanh()), ("fc2", nn.Linear(h, h)),
-                  ("act2", nn.GELU()), ("out", nn.Linear(h, o))]
-    elif kind == "layernorm":
-        d, h, o = spec["sizes"]
-        layers = [("fc1", nn.Linear(d, h)), ("norm", nn.LayerNorm(h)), ("act", nn.SiLU()),
-                  ("out", nn.Linear(h, o))]
-    elif kind == "conv":
-        c, length, h, o = spec["sizes"]
-        layers = [("conv", nn.Conv1d(c, h, 3, padding=1)), ("act", nn.Tanh()),
-                  ("flat", nn.Flatten()), ("out", nn.Linear(h * length, o))]
-    elif kind == "embedding":
-        vocab, h, o = spec["sizes"]
-        layers = [("emb", nn.EmbeddingBag(vocab, h, mode="mean")), ("act", nn.Tanh()),
-                  ("out", nn.Linear(h, o))]
-    elif kind == "deep":  # the throughput model: several equal layers
-        d, h, depth, o = spec["sizes"]
-        layers = [("inp", nn.Linear(d, h))]
-        for i in range(depth):
-            layers += [(f"act{i}", nn.Tanh()), (f"fc{i}", nn.Linear(h, h))]
-        layers += [("out", nn.Linear(h, o))]
-    else:
-        raise ValueError(f"unknown model kind {kind!r}")
-    model = nn.Sequential(OrderedDict(layers))
+    """A small model without dropout or batch norm, its parameters drawn from a generator
+    seeded with ``spec["seed"]`` (the global RNG is neither used nor changed). The values
+    come from a CPU generator, so the grader rebuilds the same model; a throughput model
+    (``"init_on_device"``) draws them on the device instead, which is faster."""
+    with torch.device("meta"):  # shapes only: no memory, no default initialisation
+        model = nn.Sequential(OrderedDict(_layers(spec["kind"], spec.get("sizes"))))
     dtype = getattr(torch, spec.get("dtype", "float64"))
-    model.to(dtype)
-    gen = torch.Generator().manual_seed(int(spec["seed"]))
+    model = model.to_empty(device=device).to(dtype)
+    init_device = device if spec.get("init_on_device") else "cpu"
+    gen = torch.Generator(device=init_device).manual_seed(int(spec["seed"]))
+
+    def randn(shape):
+        return torch.randn(shape, generator=gen, dtype=dtype, device=init_device)
+
     with torch.no_grad():
         for name, p in model.named_parameters():
             if name.endswith("bias"):
-                value = 0.1 * torch.randn(p.shape, generator=gen, dtype=dtype)
+                value = 0.1 * randn(p.shape)
             elif "norm" in name:
-                value = 1.0 + 0.1 * torch.randn(p.shape, generator=gen, dtype=dtype)
+                value = 1.0 + 0.1 * randn(p.shape)
             else:
                 fan_in = p[0].numel() if p.dim() > 1 else 1
-                value = torch.randn(p.shape, generator=gen, dtype=dtype) / fan_in**0.5
+                value = randn(p.shape) / fan_in**0.5
             p.copy_(value)
         for p, value in zip(model.parameters(), spec.get("init") or [], strict=False):
             p.copy_(value)
-    return model.to(device)
+    return model
+
+
+def _layers(kind, sizes):
+    if kind == "scalar":  # y = w * x, the worked example of the statement
+        return [("fc", nn.Linear(1, 1, bias=False))]
+    if kind == "mlp":
+        d, h, o = sizes
+        return [("fc1", nn.Linear(d, h)), ("act1", nn.Tanh()), ("fc2", nn.Linear(h, h)),
+                ("act2", nn.GELU()), ("out", nn.Linear(h, o))]
+    if kind == "layernorm":
+        d, h, o = sizes
+        return [("fc1", nn.Linear(d, h)), ("norm", nn.LayerNorm(h)), ("act", nn.SiLU()),
+                ("out", nn.Linear(h, o))]
+    if kind == "conv":
+        c, length, h, o = sizes
+        return [("conv", nn.Conv1d(c, h, 3, padding=1)), ("act", nn.Tanh()),
+                ("flat", nn.Flatten()), ("out", nn.Linear(h * length, o))]
+    if kind == "embedding":
+        vocab, h, o = sizes
+        return [("emb", nn.EmbeddingBag(vocab, h, mode="mean")), ("act", nn.Tanh()),
+                ("out", nn.Linear(h, o))]
+    if kind == "deep":  # the throughput model: several equal layers
+        d, h, depth, o = sizes
+        layers = [("inp", nn.Linear(d, h))]
+        for i in range(depth):
+            layers += [(f"act{i}", nn.Tanh()), (f"fc{i}", nn.Linear(h, h))]
+        return [*layers, ("out", nn.Linear(h, o))]
+    raise ValueError(f"unknown model kind {kind!r}")
 
 
 class SliceDataset(Dataset):
-    """Samples ``(x[i], y[i])``. A consecutive list of indices is fetched as one slice, so
-    loading a micro-batch costs no copy and no device synchronisation."""
+    """Samples ``(x[i], y[i])``. make_loader's micro-batches are consecutive indices, so
+    one is fetched as a slice: no copy, and no device synchronisation."""
 
     def __init__(self, x, y):
         self.x, self.y = x, y
@@ -88,11 +97,8 @@ class SliceDataset(Dataset):
         return self.x[i], self.y[i]
 
     def __getitems__(self, indices):
-        start, n = indices[0], len(indices)
-        if list(indices) == list(range(start, start + n)):
-            return self.x[start:start + n], self.y[start:start + n]
-        index = torch.as_tensor(indices, device=self.x.device)
-        return self.x[index], self.y[index]
+        start, end = indices[0], indices[-1] + 1
+        return self.x[start:end], self.y[start:end]
 
 
 def as_batch(batch):

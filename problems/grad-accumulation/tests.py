@@ -300,13 +300,25 @@ def diagnose_step(setup, layout, step, got, exp):
     got_vec = flat(got_grads)
     for vec, why in candidates:
         if rel_diff(got_vec, vec) < 1e-5:
-            return why
+            return why + (zero_grad_facts(got["calls"]) if why in (LEAK, STALE) else T("", ""))
     norm = float(got_vec.norm())
     if clip is not None and norm > clip * (1 + 1e-4):
         return T(f"step 时梯度的总范数是 {norm:.6g}，超过了 max_grad_norm={clip:g}",
                  f"the gradient's total norm at the step was {norm:.6g}, above "
                  f"max_grad_norm={clip:g}") + SEP + NOT_CLIPPED
     return BIG_BATCH
+
+
+def zero_grad_facts(calls):
+    """What the recorded calls say about optimizer.zero_grad() (model.zero_grad() and
+    clearing .grad by hand are not recorded, so this only reports what was seen)."""
+    if "zero_grad" not in calls:
+        return T("（optimizer.zero_grad() 一次也没有被调用）",
+                 " (optimizer.zero_grad() was never called)")
+    if "step" in calls and calls.index("step") < calls.index("zero_grad"):
+        return T("（第一次 optimizer.zero_grad() 在第一次 step 之后）",
+                 " (the first optimizer.zero_grad() came after the first step)")
+    return T("", "")
 
 
 def diagnose_loss(setup, layout, step, got_value, exp, exp_value):
@@ -509,10 +521,11 @@ def example_worked(t):
              "x": x, "y": y, "batch_sizes": [3, 1, 3], "loss": "mse", "accum_steps": 2,
              "optimizer": {"name": "sgd", "lr": 0.01}}
     got, _ = run(t, setup)
-    grads = [float(s["grads"][0]) for s in got["steps"]]
-    ws = [float(s["params"][0]) for s in got["steps"]]
-    t.note(f"梯度 {grads}，w {ws}，返回 {got['returned'][0]}",
-           f"gradients {grads}, w {ws}, returned {got['returned'][0]}")
+    grads = ", ".join(f"{float(s['grads'][0]):.10g}" for s in got["steps"])
+    ws = ", ".join(f"{float(s['params'][0]):.10g}" for s in got["steps"])
+    losses = ", ".join(f"{v:.10g}" for v in got["returned"][0])
+    t.note(f"每一步的梯度 [{grads}]，step 之后的 w [{ws}]，返回 [{losses}]",
+           f"gradients [{grads}], w after each step [{ws}], returned [{losses}]")
 
 
 @case(public=True, zh="大小不一的 micro-batch，最后一个窗口不满",
@@ -724,7 +737,7 @@ def epoch_workload(device, *, micro_batches, low, high, sizes, accum_steps, dtyp
         g = torch.Generator().manual_seed(int(torch.randint(0, 2**62, (1,), generator=rng)))
         batch_sizes = torch.randint(low, high + 1, (micro_batches,), generator=g).tolist()
         spec = {"device": device, "batch_sizes": batch_sizes, "accum_steps": accum_steps,
-                "model": {"kind": "deep", "sizes": sizes, "dtype": dtype,
+                "model": {"kind": "deep", "sizes": sizes, "dtype": dtype, "init_on_device": True,
                           "seed": int(torch.randint(0, 2**31, (1,), generator=g))},
                 "data_seed": int(torch.randint(0, 2**31, (1,), generator=g)),
                 "lr": 0.01, "max_grad_norm": 5.0}
