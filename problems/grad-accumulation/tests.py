@@ -3,8 +3,8 @@
 Every case builds a setup (model spec, data, micro-batch sizes, optimizer, ...) here in the
 grader and runs fixture.py's ``train`` scenario for the submission and for the reference.
 The scenario records the gradients and the learning rate at every optimizer step, the
-parameters after it, and the order of the optimizer's and scheduler's calls; check_run()
-compares all of that, and the returned losses, with the reference's. When a step differs,
+parameters after it, and the order of the optimizer's and scheduler's calls; Comparison
+checks all of that, and the returned losses, against the reference's. When a step differs,
 diagnose_step() recomputes the window here, in the grader, to name the likely bug.
 """
 
@@ -34,9 +34,10 @@ FIXTURE = _load_fixture()
 # float64 everywhere: correct solutions agree to ~1e-15, while real bugs are off by 10% or
 # more, so the tolerances leave room for harmless differences: a float32 constant or loss
 # accumulator (returned losses: 1e-5), and clip_grad_norm_'s (norm + 1e-6) against a
-# hand-written clip by the norm alone (1e-4 with clipping). A tensor's elements are judged
-# against its own scale (atol grows with its largest element), so an element near zero is
-# not held to a precision that its neighbours' rounding cannot give.
+# hand-written clip by the norm alone (1e-4 with clipping). Elements are judged against the
+# scale of the model's gradients (or parameters) at that step: atol grows with the largest
+# of them, so an element near zero is not held to a precision that rounding elsewhere in
+# the same sums cannot give.
 TIGHT = {"rtol": 1e-6, "atol": 1e-9}
 CLIP = {"rtol": 1e-4, "atol": 1e-7}
 LOSS_RTOL = 1e-5
@@ -55,9 +56,9 @@ def unequal_sizes(t, count, low=2, high=12):
 
 
 def make_setup(t, sizes, accum_steps, *, kind="mlp", loss=None, optimizer=None,
-               scheduler=None, max_grad_norm=None, stale_grads=False, epochs=1,
-               device="cpu"):
-    """A setup for fixture.train: a random model of ``kind`` and random data."""
+               scheduler=None, stale_grads=False, epochs=1, device="cpu"):
+    """A setup for fixture.train: a random model of ``kind`` and random data (cases that
+    clip set ``max_grad_norm`` afterwards, from the gradient's actual norm)."""
     if loss is None:
         loss = "cross_entropy" if kind == "embedding" else "mse"
     out = t.random.randint(2, 5) if loss == "cross_entropy" else t.random.randint(1, 3)
@@ -80,7 +81,7 @@ def make_setup(t, sizes, accum_steps, *, kind="mlp", loss=None, optimizer=None,
     return {"model": {"kind": kind, "sizes": dims, "seed": t.random.randrange(2**31)},
             "x": x, "y": y, "batch_sizes": list(sizes), "loss": loss,
             "accum_steps": accum_steps, "optimizer": optimizer or {"name": "sgd", "lr": 0.1},
-            "scheduler": scheduler, "max_grad_norm": max_grad_norm,
+            "scheduler": scheduler, "max_grad_norm": None,
             "stale_grads": t.random.randrange(2**31) if stale_grads else None,
             "epochs": epochs, "device": device}
 
@@ -96,9 +97,6 @@ class Layout:
         self.sizes, self.accum_steps, self.epochs = sizes, k, setup.get("epochs", 1)
         self.per_epoch = [list(range(i, min(i + k, len(sizes)))) for i in range(0, len(sizes), k)]
         self.steps = [(e, w) for e in range(self.epochs) for w in self.per_epoch]
-
-    def samples(self, step):
-        return sum(self.sizes[i] for i in self.steps[step][1])
 
     def describe(self, step):
         """'optimizer step 3 of 4 (micro-batches [6, 7] ...)' in both languages."""
