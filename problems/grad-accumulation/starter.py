@@ -4,7 +4,7 @@ Called as train_epoch(model, loader, optimizer, loss_fn, accum_steps, max_grad_n
 scheduler=...) once per epoch.
 """
 
-import torch  # noqa: F401  (torch.nn.utils.clip_grad_norm_ is what you will want)
+import torch  # torch.nn.utils.clip_grad_norm_ is what you will want
 
 
 def train_epoch(model, loader, optimizer, loss_fn, accum_steps, *, max_grad_norm=None,
