@@ -100,10 +100,16 @@ def cmd_check(args: argparse.Namespace) -> int:
                     print(f"   {mark} {outcome.label}: {outcome.report.verdict}", flush=True)
 
             result = check_problem(problem, launcher, seed=args.seed, workers=args.jobs,
-                                   throughput=not args.no_throughput, on_outcome=progress)
+                                   throughput=not args.no_throughput,
+                                   cuda=_cuda_available(), on_outcome=progress)
+            skipped = (f", {len(result.skipped)} skipped: they need CUDA"
+                       if result.skipped else "")
+            if args.verbose:
+                for label in result.skipped:
+                    print(f"   - {label}: skipped (needs CUDA)", flush=True)
             if result.ok:
                 print(paint(f"✓ {problem.slug}", "32") +
-                      f"  ({len(result.outcomes)} files judged)", flush=True)
+                      f"  ({len(result.outcomes)} files judged{skipped})", flush=True)
             else:
                 bad += 1
                 print(paint(f"✗ {problem.slug}", "31"), flush=True)

@@ -54,8 +54,12 @@ class Options:
 
 def limits_for(problem: Problem) -> Limits:
     lim = problem.meta.limits
+    # The watchdog is a safety net over the whole job a runner may serve: every case at its
+    # wall clock, every throughput check twice (a borderline ratio is measured again).
+    job_s = (lim.case_wall_s * (len(problem.tests.cases) + 1)
+             + 2 * sum(tp.budget_s for tp in problem.meta.throughput))
     return Limits(cpu_s=lim.cpu_s, memory_mb=lim.memory_mb, output_bytes=lim.output_kb * 1024,
-                  lifetime_s=max(120.0, lim.case_wall_s * 4 + 60))
+                  lifetime_s=max(120.0, job_s + 60))
 
 
 class Sessions:

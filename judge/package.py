@@ -212,8 +212,9 @@ def package_hash(folder: Path) -> str:
     return h.hexdigest()
 
 
-def load_problem(folder: Path) -> Problem:
-    """Load and schema-check one package folder. Raises PackageError."""
+def load_problem(folder: Path, *, named_by_slug: bool = True) -> Problem:
+    """Load and schema-check one package folder. Raises PackageError. A bank's folders
+    are named after their slug; a stored version or an upload need not be."""
     folder = Path(folder)
     if not folder.is_dir():
         raise PackageError(f"{folder}: not a folder")
@@ -224,7 +225,7 @@ def load_problem(folder: Path) -> Problem:
         raise PackageError(f"{folder.name}: missing {', '.join(missing)}")
     meta = parse_meta((folder / "problem.toml").read_text(encoding="utf-8"),
                       f"{folder.name}/problem.toml")
-    if folder.name != meta.slug and not folder.name.startswith("_"):
+    if named_by_slug and folder.name != meta.slug and not folder.name.startswith("_"):
         raise PackageError(f"{folder.name}: the folder must be named after its slug "
                            f"{meta.slug!r}")
     subs = folder / "submissions"

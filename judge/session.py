@@ -15,7 +15,7 @@ from typing import Any
 from judge.i18n import T
 from judge.verdict import Verdict
 from sandbox.launch import Exit, Job, Launcher, RunnerProcess
-from sandbox.protocol import ChannelClosed, ChannelTimeout, Kind, ProtocolError
+from sandbox.protocol import ChannelClosed, ChannelTimeout, Kind, ProtocolError, decode
 
 START_TIMEOUT_S = 60.0  # importing torch and the submission, on a loaded machine
 
@@ -231,8 +231,12 @@ class RunnerSession:
             raise self._broken(f"expected DONE, got {msg.kind}")
         start = time.perf_counter()
         ch.send(Kind.RUN, {"id": 1})
-        msg = self._recv(time.monotonic() + deadline_s, deadline_s)
+        raw = self._recv(time.monotonic() + deadline_s, deadline_s, raw=True)
         elapsed = time.perf_counter() - start
+        try:
+            msg = decode(*raw, max_blob=ch.max_blob)
+        except ProtocolError:
+            raise self._broken("undecodable result") from None
         return self._result(msg, elapsed), elapsed
 
     # ---------------------------------------------------------------- internals
@@ -240,10 +244,11 @@ class RunnerSession:
         if self.lost is not None:
             raise self.lost
 
-    def _recv(self, deadline: float, wall_s: float):
+    def _recv(self, deadline: float, wall_s: float, *, raw: bool = False):
         assert self.process is not None
+        channel = self.process.channel
         try:
-            return self.process.channel.recv(deadline)
+            return channel.recv_raw(deadline) if raw else channel.recv(deadline)
         except ChannelTimeout:
             self.process.kill("wall")
             raise self._lose(wall_s) from None
