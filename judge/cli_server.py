@@ -194,16 +194,29 @@ def cmd_worker(args: argparse.Namespace) -> int:
 
 
 def cmd_pack(args: argparse.Namespace) -> int:
+    """Every problem whose public part can be cut out goes in; one that cannot is left out
+    loudly rather than costing learners the whole pack."""
     from judge.cli import _problems, make_launcher
-    from judge.pack import write_pack
+    from judge.pack import public_tests_source, write_pack
 
-    problems = _problems(args.problems)
+    problems, left_out = [], []
+    for problem in _problems(args.problems):
+        try:
+            public_tests_source(problem.read("tests.py"))
+            problems.append(problem)
+        except Exception as e:
+            left_out.append(problem.slug)
+            log.error("practice pack: leaving out %s: %s: %s", problem.slug,
+                      type(e).__name__, e)
+    if not problems:
+        raise UsageError("no problem can go in the practice pack")
     launcher = make_launcher(args)
     try:
         write_pack(problems, launcher, Path(args.out))
     finally:
         launcher.close()
-    print(f"wrote {args.out} ({len(problems)} problems)")
+    print(f"wrote {args.out} ({len(problems)} problems"
+          + (f"; left out: {', '.join(left_out)}" if left_out else "") + ")")
     return 0
 
 

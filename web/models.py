@@ -90,7 +90,11 @@ class Job(Base):
         ForeignKey("submissions.id", ondelete="CASCADE"), index=True)
     status: Mapped[str] = mapped_column(String(16), default="queued")  # queued|running|done
     priority: Mapped[int] = mapped_column(Integer, default=0)  # higher is judged first
+    # needs_gpu: only GPU workers may judge it (every case needs CUDA).
+    # prefers_gpu: GPU workers take it first; CPU workers only while no GPU worker is alive
+    # (its CUDA checks are then skipped, and the report says so).
     needs_gpu: Mapped[bool] = mapped_column(Boolean, default=False)
+    prefers_gpu: Mapped[bool] = mapped_column(Boolean, default=False)
     attempts: Mapped[int] = mapped_column(Integer, default=0)
     worker_id: Mapped[int | None] = mapped_column(ForeignKey("workers.id", ondelete="SET NULL"))
     lease_token: Mapped[str | None] = mapped_column(String(64))

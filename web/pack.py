@@ -66,6 +66,8 @@ class PackBuilder:
             tail = (output or "").strip().splitlines()[-5:]
             log.error("practice pack build failed (%s): %s", code, "\n".join(tail))
             raise PackError("\n".join(tail) or f"exit status {code}")
+        if "left out" in (output or ""):
+            log.error("practice pack built without some problems:\n%s", output.strip())
         tmp.replace(self.path)
 
     def close(self) -> None:

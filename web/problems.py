@@ -50,6 +50,17 @@ def public_cases(tests_source: str) -> list[Example]:
     return found
 
 
+def uses_cuda(tests_source: str) -> bool:
+    """Whether any ``@case(..., device="cuda")`` is declared."""
+    for node in ast.walk(ast.parse(tests_source)):
+        if isinstance(node, ast.Call) and getattr(node.func, "id", None) == "case":
+            for k in node.keywords:
+                if (k.arg == "device" and isinstance(k.value, ast.Constant)
+                        and k.value.value == "cuda"):
+                    return True
+    return False
+
+
 @dataclass
 class ProblemView:
     """A package plus what the pages and the API show of it."""
@@ -97,8 +108,14 @@ class ProblemView:
 
     @property
     def needs_gpu(self) -> bool:
-        """Judged by GPU workers only: every case needs CUDA, or a speed check runs on it."""
-        return self.meta.requires.cuda or any(t.device == "cuda" for t in self.meta.throughput)
+        """Judged by GPU workers only: every case needs CUDA."""
+        return self.meta.requires.cuda
+
+    @cached_property
+    def prefers_gpu(self) -> bool:
+        """Some cases or speed checks run on CUDA: a GPU worker should judge it."""
+        return (any(t.device == "cuda" for t in self.meta.throughput)
+                or uses_cuda(self.problem.read("tests.py")))
 
 
 class ProblemBank:

@@ -19,6 +19,7 @@ from sqlalchemy.orm import Session
 from web.models import ApiToken, Job, JobEvent, Submission, User, Worker
 
 IN_FLIGHT = ("queued", "running")
+GPU_WORKER_ALIVE_S = 120  # a GPU worker not heard from for this long is presumed gone
 MAX_ATTEMPTS = 3  # a job whose lease expired this many times is ended as internal_error
 
 # ---------------------------------------------------------------- users and tokens
@@ -75,7 +76,8 @@ class Limited(Exception):
 
 
 def add_submission(db: Session, user: User, problem: str, version: str, code: str,
-                   needs_gpu: bool, now: datetime, per_minute: int) -> Submission:
+                   now: datetime, per_minute: int, *, needs_gpu: bool = False,
+                   prefers_gpu: bool = False) -> Submission:
     """Store a submission and its job, or raise Limited with nothing stored.
 
     The rows are inserted first and the limits counted after, in the same transaction:
@@ -88,7 +90,7 @@ def add_submission(db: Session, user: User, problem: str, version: str, code: st
     db.add(sub)
     db.flush()
     db.add(Job(submission_id=sub.id, status="queued", priority=0, needs_gpu=needs_gpu,
-               attempts=0, created_at=now))
+               prefers_gpu=prefers_gpu, attempts=0, created_at=now))
     db.flush()
     in_flight = db.scalar(select(func.count()).select_from(Submission).where(
         Submission.user_id == user.id, Submission.status.in_(IN_FLIGHT)))
@@ -190,14 +192,32 @@ def abandoned_report(job: Job) -> dict[str, Any]:
             "total": 0, "throughput": []}
 
 
+def touch_worker(db: Session, worker_id: int, now: datetime) -> None:
+    """The worker is alive (it asked for work or renewed a lease)."""
+    db.execute(update(Worker).where(Worker.id == worker_id,
+                                    Worker.last_seen_at < now - timedelta(seconds=5))
+               .values(last_seen_at=now))
+    db.commit()
+
+
+def gpu_worker_alive(db: Session, now: datetime) -> bool:
+    since = now - timedelta(seconds=GPU_WORKER_ALIVE_S)
+    return bool(db.scalar(select(func.count()).select_from(Worker)
+                          .where(Worker.gpu.is_(True), Worker.last_seen_at >= since)))
+
+
 def claim(db: Session, worker_id: int, gpu: bool, now: datetime, lease_s: float) -> Job | None:
-    """Atomically take the next queued job: GPU jobs first for GPU workers, then by
-    priority, then first come first served."""
+    """Atomically take the next queued job: jobs that want a GPU first for GPU workers,
+    then by priority, then first come first served. A CPU worker never takes a job that
+    needs a GPU, and takes one that prefers it only while no GPU worker is alive."""
     conditions = [Job.status == "queued"]
     if not gpu:
         conditions.append(Job.needs_gpu.is_(False))
+        if gpu_worker_alive(db, now):
+            conditions.append(Job.prefers_gpu.is_(False))
+    wants_gpu = or_(Job.needs_gpu, Job.prefers_gpu)
     pick = (select(Job.id).where(*conditions)
-            .order_by(Job.needs_gpu.desc(), Job.priority.desc(), Job.id).limit(1))
+            .order_by(wants_gpu.desc(), Job.priority.desc(), Job.id).limit(1))
     if db.get_bind().dialect.name == "postgresql":
         pick = pick.with_for_update(skip_locked=True)
     token = secrets.token_hex(16)
@@ -226,6 +246,9 @@ def _holds_lease(job_id: int, token: str, now: datetime):
 def renew(db: Session, job_id: int, token: str, now: datetime, lease_s: float) -> bool:
     changed = _changed(db, update(Job).where(_holds_lease(job_id, token, now))
                        .values(lease_expires_at=now + timedelta(seconds=lease_s)))
+    if changed == 1:
+        db.execute(update(Worker).where(Worker.id == select(Job.worker_id).where(
+            Job.id == job_id).scalar_subquery()).values(last_seen_at=now))
     db.commit()
     return changed == 1
 

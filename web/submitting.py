@@ -41,9 +41,15 @@ def submit(db: Session, settings: Settings, bank: ProblemBank, hub: Hub, user: U
         raise ClientError(404, T(f"没有这道题：{problem_ident!r}",
                                  f"no such problem: {problem_ident!r}"))
     check_code(code, settings.max_code_bytes)
+    if problem.needs_gpu and not queries.gpu_worker_alive(db, now):
+        raise ClientError(503, T("这道题要在 GPU 上评测，现在没有可用的 GPU 评测机，请稍后再试",
+                                 "this problem is judged on a GPU and no GPU worker is "
+                                 "available now; please try again later"))
     try:
-        sub = queries.add_submission(db, user, problem.slug, problem.version, code,
-                                     problem.needs_gpu, now, settings.submissions_per_minute)
+        sub = queries.add_submission(db, user, problem.slug, problem.version, code, now,
+                                     settings.submissions_per_minute,
+                                     needs_gpu=problem.needs_gpu,
+                                     prefers_gpu=problem.prefers_gpu)
     except queries.Limited as e:
         if e.reason == "in_flight":
             raise ClientError(429, T("你还有一个提交在排队或评测中，等它出结果再提交",

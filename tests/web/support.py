@@ -173,3 +173,17 @@ def judge_next(worker, report: dict | None = None, *, gpu: bool = False) -> int:
     assert worker.events(job, progress_events(report))
     assert worker.result(job, report) == "stored"
     return job.submission_id
+
+
+CUDA_TOML = TOML.replace('slug = "add-one"', 'slug = "gpu-add"').replace(
+    "number = 3", "number = 4") + "[requires]\ncuda = true\n"
+
+
+def write_cuda_problem(root: Path) -> None:
+    """gpu-add: add-one again, but every case needs CUDA (only GPU workers judge it)."""
+    src = root / "add-one"
+    folder = root / "gpu-add"
+    folder.mkdir()
+    for f in src.iterdir():
+        (folder / f.name).write_text(f.read_text())
+    (folder / "problem.toml").write_text(CUDA_TOML)

@@ -137,6 +137,35 @@ def test_gpu_jobs_go_to_gpu_workers_first(client, app, alice, worker):
     assert worker.claim(cpu, False, 0) is None  # a CPU worker never takes a GPU job
 
 
+def test_jobs_that_prefer_a_gpu_wait_for_one_while_a_gpu_worker_lives(client, app, alice,
+                                                                     worker, clock):
+    sid = submit(client, alice).json()["id"]
+    with app.state.engine.begin() as conn:
+        conn.execute(text("update jobs set prefers_gpu = true"))
+    gpu = worker.register("gpu", True, {"devices": ["H200"]})
+    cpu = worker.register("cpu", False, {})
+    assert worker.claim(cpu, False, 0) is None  # the GPU worker is alive: leave it to it
+    clock.advance(queries.GPU_WORKER_ALIVE_S + 1)  # the GPU worker went silent
+    job = worker.claim(cpu, False, 0)
+    assert job is not None and job.submission_id == sid
+    assert gpu  # (registered, then never heard from)
+
+
+def test_a_gpu_worker_renewing_a_long_job_stays_alive(client, app, alice, worker, clock):
+    submit(client, alice)
+    bob = make_user(client, "bob")
+    submit(client, bob)
+    with app.state.engine.begin() as conn:
+        conn.execute(text("update jobs set prefers_gpu = true"))
+    gpu = worker.register("gpu", True, {})
+    cpu = worker.register("cpu", False, {})
+    long_job = worker.claim(gpu, True, 0)
+    for _ in range(10):
+        clock.advance(20)
+        assert worker.renew(long_job)
+    assert worker.claim(cpu, False, 0) is None
+
+
 def test_priority_then_first_come(client, app, worker):
     ids = [submit(client, make_user(client, f"u{i}")).json()["id"] for i in range(3)]
     with app.state.engine.begin() as conn:  # a rejudge (issue 6) will queue at a priority

@@ -67,6 +67,7 @@ async def claim(body: ClaimRequest, request: Request, hub: HubDep,
     def attempt():
         with state.sessionmaker() as db:
             now = state.clock()
+            queries.touch_worker(db, body.worker_id, now)
             for sid in queries.requeue_expired(db, now):
                 hub.notify(("submission", sid))
             job = queries.claim(db, body.worker_id, body.gpu, now, settings.lease_seconds)

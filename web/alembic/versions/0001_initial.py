@@ -76,6 +76,7 @@ def upgrade() -> None:
         sa.Column("status", sa.String(length=16), nullable=False),
         sa.Column("priority", sa.Integer(), nullable=False),
         sa.Column("needs_gpu", sa.Boolean(), nullable=False),
+        sa.Column("prefers_gpu", sa.Boolean(), nullable=False),
         sa.Column("attempts", sa.Integer(), nullable=False),
         sa.Column("worker_id", sa.Integer(), nullable=True),
         sa.Column("lease_token", sa.String(length=64), nullable=True),
