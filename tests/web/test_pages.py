@@ -240,3 +240,25 @@ def test_error_pages_are_html_and_json_errors_are_json(client):
     assert client.get("/nowhere").headers["content-type"].startswith("text/html")
     r = client.get("/api/nowhere")
     assert r.status_code == 404 and r.json() == {"detail": "找不到页面"}
+
+
+def test_throughput_ratio_is_shown_and_ranked(logged_in, alice, worker, client, app,
+                                              problems_root):
+    report = fake_report()
+    report["throughput"] = [{"name": "big", "device": "cpu", "ratio": 0.8123, "min_ratio": 0.5,
+                             "verdict": "accepted", "title": {"zh": "大批次", "en": "big batch"}}]
+    sid = submit(logged_in, alice).json()["id"]
+    judge_next(worker, report)
+    text = visible_text(logged_in.get(f"/submissions/{sid}").text)
+    assert "大批次" in text and "0.81×" in text and "0.50×" in text
+    assert rows(app, f"select ratio from submissions where id = {sid}")[0][0] == 0.8123
+    assert "0.81×" in visible_text(logged_in.get("/submissions").text)
+    # the leaderboard ranks fastest accepted ratios of problems that have a speed check
+    (problems_root / "add-one" / "problem.toml").write_text(
+        (problems_root / "add-one" / "problem.toml").read_text()
+        + '[[throughput]]\nname = "big"\nworkload = "big"\n')
+    from web.problems import ProblemBank
+
+    app.state.bank = ProblemBank(problems_root)
+    board = visible_text(logged_in.get("/leaderboard").text)
+    assert "alice 0.81×" in board

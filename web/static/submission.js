@@ -89,7 +89,8 @@
         ? fill(text.speed, { ratio: `${r.ratio.toFixed(2)}×`, min: `${r.min_ratio.toFixed(2)}×` })
         : text.not_measured;
       $("throughput-list").append(el("li", { class: "throughput", dataset: { verdict: r.verdict } },
-        [badge(r.verdict), " ", el("code", { text: r.name }), " ", el("span", { class: "ratio", text: speed })]));
+        [badge(r.verdict), " ", r.title ? (r.title[root.dataset.lang] || r.name) : el("code", { text: r.name }),
+          " ", el("span", { class: "ratio", text: speed })]));
       $("throughput").hidden = false;
     },
     done(ev) {
