@@ -45,6 +45,10 @@ class Fatal(Exception):
     """Nothing a retry can fix (a wrong token): the worker stops."""
 
 
+class Unregistered(Exception):
+    """The server does not know this worker (its database was reset): register again."""
+
+
 @dataclass(frozen=True)
 class Claimed:
     job_id: int
@@ -87,6 +91,8 @@ class WorkerClient:
                                          "wait_s": min(wait_s, CLAIM_WAIT_MAX_S)})
         if r.status_code == 204:
             return None
+        if r.status_code == 404:
+            raise Unregistered(r.text)
         r.raise_for_status()
         return Claimed(**r.json())
 
@@ -240,6 +246,11 @@ class Worker:
                 log.warning("claim failed (%s); retrying in %.0f s", e, delay)
                 time.sleep(delay)
                 delay = min(delay * 2, RETRY_MAX_S)
+                continue
+            except Unregistered:
+                log.warning("the server no longer knows worker #%s; registering again",
+                            self.worker_id)
+                self.register()
                 continue
             if job is None:
                 if until_idle:

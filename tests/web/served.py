@@ -1,6 +1,9 @@
 """A real ``python -m judge serve`` for the smoke and browser tests: a free port on
-127.0.0.1, a temporary data folder, the bundled problems. It runs without the sandbox
-(loudly) unless JUDGE_TEST_SANDBOX=1, so these tests run wherever the judge core does."""
+127.0.0.1, a temporary data folder, the bundled problems.
+
+Isolation: sandboxed when the sandbox is installed in this checkout (``sandbox/bwrap.py``),
+else ``--no-sandbox`` (loudly) so these tests run wherever the judge core does.
+JUDGE_TEST_SANDBOX=1 insists on the sandbox, JUDGE_TEST_SANDBOX=0 turns it off."""
 
 from __future__ import annotations
 
@@ -18,7 +21,16 @@ from pathlib import Path
 import httpx
 
 ROOT = Path(__file__).resolve().parents[2]
-SANDBOXED = os.environ.get("JUDGE_TEST_SANDBOX") == "1"
+def _sandboxed() -> bool:
+    choice = os.environ.get("JUDGE_TEST_SANDBOX", "auto")
+    if choice in ("0", "1"):
+        return choice == "1"
+    from judge.cli_server import _sandbox_available
+
+    return _sandbox_available() is None
+
+
+SANDBOXED = _sandboxed()
 
 
 @dataclass

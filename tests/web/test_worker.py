@@ -165,3 +165,16 @@ def test_choose_gpu():
 
     with pytest.raises(Fatal):
         choose_gpu("3", 0, two)
+
+
+def test_a_worker_the_server_forgot_registers_again(client, alice, worker, plain,
+                                                    problems_root):
+    from judge.report import Report
+
+    sid = submit(client, alice).json()["id"]
+    w = make_worker(worker, plain, problems_root,
+                    grade=lambda *a, **k: Report.from_json(fake_report()))
+    w.worker_id = 4242  # e.g. the server's database was reset while the worker ran
+    assert w.run(until_idle=True) == 1
+    assert w.worker_id != 4242
+    assert client.get(f"/api/submissions/{sid}", headers=alice).json()["verdict"] == "accepted"

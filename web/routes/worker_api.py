@@ -18,10 +18,12 @@ from judge.report import Report
 from web import queries
 from web.deps import HubDep, Now, SessionDep, SettingsDep, WorkerAuth
 from web.errors import ClientError
+from web.models import Worker
 from web.views import ingest_event, summary
 
 router = APIRouter(prefix="/worker", tags=["worker"], dependencies=[WorkerAuth])
 
+UNKNOWN = object()  # a claim from a worker id this database does not know
 LEASE_LOST = T("租约已失效：这个任务已交还队列或已有结果", "lease lost: the job went back to "
                "the queue or already has a result")
 
@@ -67,6 +69,8 @@ async def claim(body: ClaimRequest, request: Request, hub: HubDep,
     def attempt():
         with state.sessionmaker() as db:
             now = state.clock()
+            if db.get(Worker, body.worker_id) is None:
+                return UNKNOWN
             queries.touch_worker(db, body.worker_id, now)
             for sid in queries.requeue_expired(db, now):
                 hub.notify(("submission", sid))
@@ -81,6 +85,9 @@ async def claim(body: ClaimRequest, request: Request, hub: HubDep,
 
     while True:
         found = await run_in_threadpool(attempt)
+        if found is UNKNOWN:
+            raise ClientError(404, T("不认识这个评测机编号，请重新注册",
+                                     "unknown worker id: register again"))
         if found is not None:
             hub.notify(("submission", found["submission_id"]))
             return found
