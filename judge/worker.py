@@ -190,15 +190,20 @@ class Problems:
         self.by_slug = {p.slug: p for p in load_all(self.root)}
 
     def get(self, slug: str, version: str) -> Problem | None:
+        """The package at ``version``; when that version is gone (edited since it was
+        submitted), the current one, which the report then names; None if the problem
+        itself is gone."""
         p = self.by_slug.get(slug)
         if p is None or p.content_hash != version:
             try:
                 self.reload()
             except PackageError as e:
                 log.error("cannot reload the problems: %s", e)
-                return None
             p = self.by_slug.get(slug)
-        return p if p is not None and p.content_hash == version else None
+            if p is not None and p.content_hash != version:
+                log.warning("%s %s is gone: judging the current version %s", slug,
+                            version[:12], p.content_hash[:12])
+        return p
 
 
 Grade = Callable[..., Any]  # judge.grader.grade's signature
@@ -285,10 +290,9 @@ class Worker:
 
         problem = self.problems.get(job.problem, job.problem_version)
         if problem is None:
-            return _internal_error(job, T(
-                f"评测机上没有这道题的这个版本（{job.problem} {job.problem_version[:12]}）",
-                f"this worker does not have that version of the problem ({job.problem} "
-                f"{job.problem_version[:12]})")).to_json("zh")
+            return _internal_error(job, T(f"评测机上没有这道题（{job.problem}）",
+                                          f"this worker does not have the problem "
+                                          f"{job.problem}")).to_json("zh")
         try:
             report: Report = (self._grade or grade)(
                 problem, job.code, self.launcher, Options(cuda=self.gpu is not None),
@@ -298,7 +302,9 @@ class Worker:
             return _internal_error(job, T(f"评测机出错：{type(e).__name__}: {e}",
                                           f"the worker failed: {type(e).__name__}: {e}")
                                    ).to_json("zh")
-        return report.to_json("zh")
+        data = report.to_json("zh")
+        data["problem_version"] = problem.content_hash  # in full: the server records it
+        return data
 
     def send_result(self, job: Claimed, report: dict[str, Any]) -> None:
         deadline, delay = time.monotonic() + job.lease_seconds, 0.5

@@ -35,6 +35,7 @@ from web.settings import Settings
 
 log = logging.getLogger("web")
 
+BANK_REFRESH_S = 10.0
 PAGE_BODY_LIMIT = 1024 * 1024  # forms and API requests (code is capped far lower)
 WORKER_BODY_LIMIT = 16 * 1024 * 1024  # a report with every test's output
 
@@ -50,12 +51,13 @@ def create_app(settings: Settings | None = None, *, bank: ProblemBank | None = N
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
         app.state.hub.bind(asyncio.get_running_loop())
         stopping = asyncio.Event()
-        reaper = asyncio.create_task(_requeue_expired_until(stopping, app))
+        tasks = [asyncio.create_task(_requeue_expired_until(stopping, app)),
+                 asyncio.create_task(_refresh_bank_until(stopping, app))]
         try:
             yield
         finally:
             stopping.set()
-            await reaper  # lets a sweep in progress finish with its connection
+            await asyncio.gather(*tasks)  # lets work in progress finish with its connection
             app.state.pack.close()
             engine.dispose()
 
@@ -82,6 +84,18 @@ def create_app(settings: Settings | None = None, *, bank: ProblemBank | None = N
                    pages_problems, pages_submissions, pages_board):
         app.include_router(module.router)
     return app
+
+
+async def _refresh_bank_until(stopping: asyncio.Event, app: FastAPI) -> None:
+    """Follow edits of the problem bank on disk (uploads come with issue 6)."""
+    while not stopping.is_set():
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(stopping.wait(), BANK_REFRESH_S)
+            return
+        try:
+            await run_in_threadpool(app.state.bank.refresh)
+        except Exception:
+            log.exception("refreshing the problem bank failed")
 
 
 async def _requeue_expired_until(stopping: asyncio.Event, app: FastAPI) -> None:

@@ -9,14 +9,17 @@ needs torch): the public cases shown as examples are read from its syntax tree, 
 from __future__ import annotations
 
 import ast
+import logging
 import textwrap
 from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
 
 from judge.i18n import T
-from judge.package import DIFFICULTY, Problem, load_all, problems_dir
+from judge.package import DIFFICULTY, PackageError, Problem, load_all, problems_dir
 from web import markdown
+
+log = logging.getLogger("web.problems")
 
 
 @dataclass(frozen=True)
@@ -121,8 +124,27 @@ class ProblemView:
 class ProblemBank:
     def __init__(self, root: Path | None = None) -> None:
         self.root = Path(root) if root else problems_dir()
-        self.problems = [ProblemView(p) for p in load_all(self.root)]
-        self._by_slug = {p.slug: p for p in self.problems}
+        self._set([ProblemView(p) for p in load_all(self.root)])
+
+    def _set(self, problems: list[ProblemView]) -> None:
+        self.problems, self._by_slug = problems, {p.slug: p for p in problems}
+        self.__dict__.pop("version", None)
+
+    def refresh(self) -> bool:
+        """Reload when a package changed on disk (or one came or went), so that new
+        submissions record the version the workers will judge. A broken bank on disk (an
+        edit in progress) keeps the old one. True when something changed."""
+        try:
+            fresh = load_all(self.root)
+        except PackageError as e:
+            log.error("the problem bank on disk is broken, keeping the loaded one: %s", e)
+            return False
+        if ({p.slug: p.content_hash for p in fresh}
+                == {p.slug: p.version for p in self.problems}):
+            return False
+        log.info("problem bank changed on disk: reloaded")
+        self._set([ProblemView(p) for p in fresh])
+        return True
 
     def get(self, ident: str | int) -> ProblemView | None:
         """By slug or number; None when there is no such problem."""

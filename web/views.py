@@ -99,10 +99,14 @@ def slowest_ratio(report: dict[str, Any]) -> float | None:
 
 
 def summary(report: dict[str, Any]) -> dict[str, Any]:
-    """The submission columns a stored report fills in."""
-    return {"verdict": str(Verdict(report["verdict"])),
-            "passed": sum(t["verdict"] == "accepted" for t in report.get("tests", [])),
-            "total": len(report.get("tests", [])), "ratio": slowest_ratio(report)}
+    """The submission columns a stored report fills in (the problem version too, when the
+    worker judged another version than the one recorded at submission)."""
+    columns = {"verdict": str(Verdict(report["verdict"])),
+               "passed": sum(t["verdict"] == "accepted" for t in report.get("tests", [])),
+               "total": len(report.get("tests", [])), "ratio": slowest_ratio(report)}
+    if len(report.get("problem_version") or "") == 64:
+        columns["problem_version"] = report["problem_version"]
+    return columns
 
 
 def submission_view(sub: Submission, lang: str, *, full: bool = False,

@@ -95,3 +95,16 @@ def test_a_problem_that_needs_a_gpu_is_refused_without_gpu_workers(settings, clo
         r = client.post("/api/submissions", headers=alice,
                         json={"problem": "gpu-add", "code": GOOD})
         assert r.status_code == 202
+
+
+def test_the_bank_follows_edits_on_disk(problems_root):
+    bank = ProblemBank(problems_root)
+    before = bank.get("add-one").version
+    assert not bank.refresh()
+    toml = problems_root / "add-one" / "problem.toml"
+    toml.write_text(toml.read_text().replace('zh = "加一"', 'zh = "加一（新）"'))
+    assert bank.refresh()
+    after = bank.get("add-one")
+    assert after.version != before and after.title("zh") == "加一（新）"
+    toml.write_text("not toml [")  # an edit in progress: keep what works
+    assert not bank.refresh() and bank.get("add-one") is after

@@ -54,18 +54,37 @@ def _stored_reports(client, sid):
         return [r[0] for r in conn.execute(text(f"select report from submissions where id={sid}"))]
 
 
-def test_a_package_version_the_worker_lacks_is_an_internal_error(client, alice, worker, plain,
-                                                                  problems_root, app):
+def _fake_grade(problem, code, launcher, options, on_progress):
+    from judge.report import Report
+
+    return Report.from_json(fake_report())
+
+
+def test_an_edited_problem_is_judged_at_its_current_version(client, alice, worker, plain,
+                                                            problems_root, app):
+    from sqlalchemy import text
+
+    sid = submit(client, alice).json()["id"]
+    with app.state.engine.begin() as conn:  # as if the package was edited since
+        conn.execute(text("update submissions set problem_version = :v where id = :i"),
+                     {"v": "0" * 64, "i": sid})
+    make_worker(worker, plain, problems_root, grade=_fake_grade).run(until_idle=True)
+    done = client.get(f"/api/submissions/{sid}", headers=alice).json()
+    assert done["verdict"] == "accepted"
+    assert done["problem_version"] == app.state.bank.get("add-one").version
+
+
+def test_a_problem_the_worker_lacks_is_an_internal_error(client, alice, worker, plain,
+                                                         problems_root, app):
+    from sqlalchemy import text
+
     sid = submit(client, alice).json()["id"]
     with app.state.engine.begin() as conn:
-        from sqlalchemy import text
-
-        conn.execute(text("update submissions set problem_version = 'abc' where id = :i"),
-                     {"i": sid})
-    make_worker(worker, plain, problems_root).run(until_idle=True)
+        conn.execute(text("update submissions set problem = 'gone' where id = :i"), {"i": sid})
+    make_worker(worker, plain, problems_root, grade=_fake_grade).run(until_idle=True)
     done = client.get(f"/api/submissions/{sid}?lang=en", headers=alice).json()
     assert done["verdict"] == "internal_error"
-    assert "does not have that version" in done["message"]
+    assert "does not have the problem gone" in done["message"]
 
 
 def test_a_crashing_grader_is_an_internal_error_not_a_dead_worker(client, alice, worker, plain,
