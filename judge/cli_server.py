@@ -202,7 +202,7 @@ def cmd_pack(args: argparse.Namespace) -> int:
     problems, left_out = [], []
     for problem in _problems(args.problems):
         try:
-            public_tests_source(problem.read("tests.py"))
+            public_tests_source(problem.read("tests.py"), problem.dir / "tests.py")
             problems.append(problem)
         except Exception as e:
             left_out.append(problem.slug)

@@ -46,8 +46,9 @@ def _is_hidden_case(node: ast.AST) -> bool:
     return False
 
 
-def public_tests_source(source: str) -> str:
-    """tests.py with every hidden case removed (comments and helpers kept)."""
+def public_tests_source(source: str, path: Path | None = None) -> str:
+    """tests.py with every hidden case removed (comments and helpers kept). ``path`` is
+    where the original lives (a tests.py may read files beside it, such as fixture.py)."""
     tree = ast.parse(source)
     lines = source.splitlines(keepends=True)
     drop: set[int] = set()
@@ -58,15 +59,16 @@ def public_tests_source(source: str) -> str:
     kept = "".join(line for i, line in enumerate(lines) if i not in drop)
     header = "# The public cases of this problem. The hidden cases are judged online only.\n"
     result = header + kept
-    _assert_only_public(result)
+    _assert_only_public(result, path)
     return result
 
 
-def _assert_only_public(source: str) -> None:
+def _assert_only_public(source: str, path: Path | None) -> None:
     """Execute the stripped source and make sure no hidden case survived (a case declared
     in a way the AST filter does not recognise must not slip into the pack)."""
-    namespace: dict = {"__name__": "judge_pack_check"}
-    exec(compile(source, "tests.py", "exec"), namespace)
+    filename = str(path or "tests.py")
+    namespace: dict = {"__name__": "judge_pack_check", "__file__": filename}
+    exec(compile(source, filename, "exec"), namespace)
     for name, obj in namespace.items():
         spec = getattr(obj, CASE_ATTR, None)
         if spec is not None and not spec["public"]:
@@ -86,7 +88,8 @@ def build_practice_pack(problems: list[Problem], launcher: Launcher) -> bytes:
                 path = problem.dir / name
                 if path.is_file():
                     zf.write(path, f"{base}/{name}")
-            zf.writestr(f"{base}/tests.py", public_tests_source(problem.read("tests.py")))
+            zf.writestr(f"{base}/tests.py", public_tests_source(problem.read("tests.py"),
+                                                               problem.dir / "tests.py"))
             zf.writestr(f"{base}/{EXPECTED_FILE}", record_public(problem, launcher))
     return buf.getvalue()
 

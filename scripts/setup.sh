@@ -44,9 +44,9 @@ if [[ $(id -u) -eq 0 ]]; then
   if [[ -x scripts/install_sandbox.sh ]]; then
     scripts/install_sandbox.sh
   fi
-  if [[ $FOR_TESTS -eq 1 ]] && ! command -v chromium >/dev/null; then
-    log "installing Chromium for the browser tests"
-    apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null
+  if [[ $FOR_TESTS -eq 1 ]] && { ! command -v chromium >/dev/null || ! fc-list 2>/dev/null | grep -qi "noto.*cjk"; }; then
+    log "installing Chromium and CJK fonts for the browser tests"
+    apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium fonts-noto-cjk >/dev/null
   fi
 else
   command -v bwrap >/dev/null || log "WARNING: bubblewrap is missing and this is not root: install it (apt-get install bubblewrap) or the judge cannot sandbox submissions"
