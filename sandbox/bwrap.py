@@ -240,6 +240,7 @@ class BwrapLauncher:
                 log.warning("the warm template died (exit %s); starting a new one",
                             self.template.proc.returncode)
                 with self.lock:
+                    self.template.close()
                     self.template = self._start_template()
                 runner = self._start_warm(job)
         self.runners.add(runner)

@@ -10,9 +10,10 @@ user namespace — because it builds each job's namespaces; only our code runs w
 Per job (a ``start`` request from the host, with three file descriptors)::
 
     template ─ unshare(CLONE_NEWPID); spawn the init; fork the runner; setns back
-      ├─ init    pid 1 of the job's pid namespace: tini (or a tiny Python loop), exec'd
+      ├─ init    pid 1 of the job's pid namespace: a tiny Python loop (``INIT``), exec'd
       │          without capabilities; it only reaps orphans. Killing it kills the job.
-      └─ runner  pid 2, forked from this process (torch already imported): unshares
+      └─ runner  pid 2, forked from this process (torch already imported): a session of
+                 its own (killpg(0) must not reach the template), unshares
                  mount, network, IPC, UTS and cgroup namespaces, mounts a fresh /proc,
                  tmpfs /tmp and /dev/shm and its job folder at /job, covers /jobs, waits
                  for the host's "go" (it is in its cgroups by then), then confine_job()
@@ -39,7 +40,6 @@ import os
 import random
 import re
 import select
-import shutil
 import signal
 import socket
 import sys
@@ -51,11 +51,12 @@ from sandbox import linux
 
 JOB_NAME = re.compile(r"^[A-Za-z0-9_.-]{1,100}$")
 MAX_REQUEST = 65536
-# The fallback init where tini is not installed: reap whatever is reparented to us, die
-# with the template.
-PY_INIT = """\
-import ctypes, os, signal
-ctypes.CDLL(None).prctl(1, 9, 0, 0, 0)
+# The job's init (pid 1 of its pid namespace): reap whatever is reparented to it, forever.
+# As pid 1 it ignores every signal sent from inside the namespace (it has no handlers), so
+# the job cannot end it; the template kills it from outside once the runner has ended, and
+# if the template dies its whole pid namespace, this one included, goes with it.
+INIT = """\
+import os, signal
 signal.pthread_sigmask(signal.SIG_BLOCK, [signal.SIGCHLD])
 while True:
     try:
@@ -63,7 +64,7 @@ while True:
             pass
     except ChildProcessError:
         pass
-    signal.sigtimedwait([signal.SIGCHLD], 5)
+    signal.sigtimedwait([signal.SIGCHLD], 60)
 """
 
 
@@ -119,9 +120,7 @@ class Template:
         self.own_pidns = os.open("/proc/self/ns/pid", os.O_RDONLY | os.O_CLOEXEC)
         self.runners: dict[int, JobState] = {}  # runner pid -> its job
         self.inits: dict[int, int] = {}  # init pid -> runner pid
-        tini = shutil.which("tini", path="/usr/bin:/bin")
-        self.init_argv = ([tini, "-p", "SIGKILL", "--", "/bin/sleep", "infinity"] if tini
-                          else [sys.executable, "-I", "-S", "-c", PY_INIT])
+        self.init_argv = [sys.executable, "-I", "-S", "-c", INIT]
         self.wake_r, self.wake_w = os.pipe2(os.O_NONBLOCK | os.O_CLOEXEC)
         signal.set_wakeup_fd(self.wake_w)
         signal.signal(signal.SIGCHLD, lambda *_: None)
@@ -169,11 +168,15 @@ class Template:
         linux.unshare(linux.CLONE_NEWPID)
         try:
             # The first process made now is pid 1 of the new namespace, the next pid 2.
-            init = os.posix_spawn(self.init_argv[0], self.init_argv, {}, file_actions=[
-                (os.POSIX_SPAWN_OPEN, fd, "/dev/null", os.O_RDWR, 0) for fd in (0, 1, 2)])
+            init = os.posix_spawn(self.init_argv[0], self.init_argv, {}, setsid=True,
+                                  file_actions=[(os.POSIX_SPAWN_OPEN, fd, "/dev/null",
+                                                 os.O_RDWR, 0) for fd in (0, 1, 2)])
             runner = os.fork()
             if runner == 0:
                 try:
+                    # A session and process group of its own: killpg(0) from the job must
+                    # not reach the template and the other jobs, which share our uid.
+                    os.setsid()
                     self._job(job, limits, channel, output, status)
                 finally:
                     os._exit(1)
@@ -233,7 +236,7 @@ class Template:
             signal.set_wakeup_fd(-1)
             signal.signal(signal.SIGCHLD, signal.SIG_DFL)
             linux.unshare(linux.CLONE_NEWNS | linux.CLONE_NEWNET | linux.CLONE_NEWIPC
-                          | linux.CLONE_NEWUTS | linux.CLONE_NEWCGROUP)
+                          | linux.CLONE_NEWUTS)
             _mount_job(job, limits)
             # Move our three descriptors above the ones they replace, then into place: the
             # channel on 3, the output on 1 and 2, /dev/null on 0; close everything else.
@@ -252,6 +255,8 @@ class Template:
             if sock.recv(16) != b"G":
                 os._exit(1)
             sock.close()
+            # Only now: a cgroup namespace is rooted at the cgroup we are in when we make it.
+            linux.unshare(linux.CLONE_NEWCGROUP)
             os.chdir("/job")
             from sandbox.confine import confine_job
 

@@ -150,12 +150,12 @@ class JobDirs:
 
     def _release(self, entry: Entry) -> None:
         del self.entries[entry.folder]
+        # The grader's rmtree could not remove the mount point (nor so its parent):
+        # _unmount removes the folder if empty, then the parent goes if empty too.
         self._unmount(entry.folder)
         self._unmount(self.store / entry.name)
-        # The grader's rmtree could not remove the mount point (nor so its parent).
-        with contextlib.suppress(OSError):
-            if not os.listdir(entry.folder):
-                entry.folder.rmdir()
+        if not entry.folder.exists():
+            with contextlib.suppress(OSError):
                 entry.folder.parent.rmdir()
 
     @staticmethod

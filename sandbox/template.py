@@ -50,8 +50,9 @@ class TemplateProcess:
                                      stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
                                      start_new_session=True)
         assert self.proc.stdout is not None
-        threading.Thread(target=self._log, args=(self.proc.stdout,), daemon=True,
-                         name=f"template-{self.proc.pid}").start()
+        self._logger = threading.Thread(target=self._log, args=(self.proc.stdout,), daemon=True,
+                                        name=f"template-{self.proc.pid}")
+        self._logger.start()
         self.control.sendall(json.dumps({"job_filter": job_bpf.hex()}).encode())
         self._ready = threading.Event()
         self._error: str | None = None
@@ -100,6 +101,9 @@ class TemplateProcess:
         except subprocess.TimeoutExpired:
             os.killpg(self.proc.pid, signal.SIGKILL)
             self.proc.wait()
+        self._logger.join(5)
+        if self.proc.stdout is not None:
+            self.proc.stdout.close()
 
 
 def handshake(status: socket.socket, group: Group | None) -> int:
