@@ -75,9 +75,9 @@ def f(mb):
 
 def test_address_space_limit_is_a_memory_error(any_launcher, tmp_path):
     folder = job_folder(tmp_path, GREEDY)
-    with session(any_launcher, folder, Limits(memory_mb=1536)) as s:
-        with pytest.raises(SubmissionError) as info:
-            s.call("sub", "f", [4096], {})
+    with session(any_launcher, folder, Limits(memory_mb=1536)) as s, \
+            pytest.raises(SubmissionError) as info:
+        s.call("sub", "f", [4096], {})
     assert info.value.is_memory, info.value
 
 
@@ -134,7 +134,7 @@ def test_a_second_job_is_not_starved_by_a_fork_bomb(warm_launcher, tmp_path):
     bomb = job_folder(tmp_path, COUNTS)
     with session(warm_launcher, bomb, Limits(nproc=20), names=("procs",)) as s:
         made, err = s.call("sub", "procs", [], {}).value
-        assert err == "EAGAIN"
+        assert err == "EAGAIN" and made <= 20
         # The bomb's processes are still alive while this session is: another job starts.
         made2, err2 = call(warm_launcher, tmp_path, COUNTS, limits=Limits(nproc=20), fn="procs")
         assert err2 == "EAGAIN" and made2 >= 15
