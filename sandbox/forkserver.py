@@ -322,6 +322,7 @@ def _mount_job(job: str, limits: dict[str, Any]) -> None:
 def main() -> None:
     """``python -m sandbox.forkserver CONTROL_FD`` (inside bubblewrap)."""
     control = socket.socket(fileno=int(sys.argv[1]))
+    control.set_inheritable(False)  # the jobs' inits are exec'd: they must not get it
     init = json.loads(control.recv(MAX_REQUEST))
     job_bpf = bytes.fromhex(init["job_filter"])
     info = preload()

@@ -19,6 +19,7 @@ import subprocess
 import sys
 import threading
 import time
+import weakref
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -115,6 +116,8 @@ class RunnerProcess:
         self._exit: Exit | None = None
         self._done = threading.Event()
         self._lock = threading.Lock()
+        # The channel's descriptor is closed once nobody can use it any more (see _finished).
+        weakref.finalize(self, channel.close)
 
     # --- paths
     def path_inside(self, host_path: Path) -> str:
@@ -185,7 +188,13 @@ class RunnerProcess:
             else:
                 reason = "exited"
         self._exit = Exit(reason, code, sig, cpu, rss)
-        self.channel.close()
+        # Shut the channel down rather than close it: the grader's thread may be in the
+        # middle of a recv or a send on it, which must end in ChannelClosed (EOF, EPIPE), not
+        # in EBADF on a descriptor that another thread closed (or worse, reused).
+        try:
+            self.channel.sock.shutdown(socket.SHUT_RDWR)
+        except OSError:
+            pass
         try:
             self._release()
         finally:

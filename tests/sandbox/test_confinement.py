@@ -175,3 +175,14 @@ def f():
 
 def test_ordinary_work_still_works(any_launcher, tmp_path):
     assert list(call(any_launcher, tmp_path, TORCH_WORK)) == [True, "child", 7]
+
+
+INIT_FDS = """
+import os
+def f():
+    return sorted(os.listdir('/proc/1/fd'))
+"""
+
+
+def test_the_warm_jobs_init_holds_nothing_of_the_template(warm_launcher, tmp_path):
+    assert call(warm_launcher, tmp_path, INIT_FDS) == ["0", "1", "2"]  # /dev/null, thrice

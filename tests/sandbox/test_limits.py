@@ -41,7 +41,7 @@ def lost(launcher, tmp_path, code: str, fn: str, limits: Limits, device: str = "
 
 def test_cpu_time_limit(any_launcher, tmp_path):
     # A cold runner spends its first second of CPU importing torch; a warm one does not.
-    cpu_s = 1.0 if any_launcher.template is not None else 4.0
+    cpu_s = 1.0 if any_launcher.template is not None else 5.0
     e, took = lost(any_launcher, tmp_path, FOREVER, "busy", Limits(cpu_s=cpu_s))
     assert e.exit is not None and e.exit.reason == "cpu", e.exit
     assert e.verdict is Verdict.TIME_LIMIT_EXCEEDED
@@ -50,7 +50,7 @@ def test_cpu_time_limit(any_launcher, tmp_path):
 
 def test_wall_clock_kills_a_sleeper_that_ignores_signals(any_launcher, tmp_path):
     # The runner's lifetime clock starts at its start: a cold one imports torch first.
-    lifetime = 1.5 if any_launcher.template is not None else 6.0
+    lifetime = 1.5 if any_launcher.template is not None else 20.0
     e, took = lost(any_launcher, tmp_path, FOREVER, "sleep", Limits(lifetime_s=lifetime))
     assert e.exit is not None and e.exit.reason == "wall", e.exit
     assert e.verdict is Verdict.TIME_LIMIT_EXCEEDED
