@@ -27,6 +27,7 @@ import contextlib
 import logging
 import os
 import stat
+import struct
 import threading
 from dataclasses import dataclass
 from pathlib import Path
@@ -37,6 +38,9 @@ log = logging.getLogger("sandbox.jobdirs")
 STORE_ROOT = Path("/run/torch-judge/jobs")
 SOURCE_PREFIX = "tj-job-"
 MAX_SEED_BYTES = 64 * 1024 * 1024
+# POSIX ACL xattr tags (linux/posix_acl_xattr.h)
+ACL_USER_OBJ, ACL_USER, ACL_GROUP_OBJ, ACL_GROUP, ACL_MASK, ACL_OTHER = 1, 2, 4, 8, 16, 32
+ACL_ANY = 0xFFFFFFFF
 
 
 @dataclass
@@ -79,6 +83,7 @@ class JobDirs:
         self.entries: dict[Path, Entry] = {}
         self.lock = threading.Lock()
         self.count = 0
+        self.warned_acl = False
         STORE_ROOT.mkdir(parents=True, exist_ok=True)
         for p in (STORE_ROOT.parent, STORE_ROOT):
             os.chmod(p, 0o755)  # the slot uids must reach the store (bwrap binds by path)
@@ -107,6 +112,7 @@ class JobDirs:
                         f"size={int(size_mb)}m,nr_inodes=4096,mode=0700,"
                         f"uid={self.uid},gid={self.gid}")
             try:
+                self._share(target)
                 for fname, data in seed:
                     fd = os.open(target / fname, os.O_WRONLY | os.O_CREAT | os.O_EXCL
                                  | os.O_NOFOLLOW, 0o644)
@@ -118,6 +124,24 @@ class JobDirs:
                 raise
             self.entries[folder] = Entry(name, folder)
             return name
+
+    def _share(self, folder: Path) -> None:
+        """A default POSIX ACL that gives the slot uid and gid rwx on everything made in
+        ``folder``, by the sandbox or by the grader: a test that makes a folder for the
+        submission to write in (as root, mode 0755) must not make it read-only for it.
+        With a default ACL the umask does not apply; the mode asked for still does."""
+        entries = [(ACL_USER_OBJ, 7, ACL_ANY), (ACL_USER, 7, self.uid),
+                   (ACL_GROUP_OBJ, 5, ACL_ANY), (ACL_GROUP, 7, self.gid),
+                   (ACL_MASK, 7, ACL_ANY), (ACL_OTHER, 0, ACL_ANY)]
+        blob = struct.pack("<I", 2) + b"".join(struct.pack("<HHI", *e) for e in entries)
+        try:
+            os.setxattr(folder, "system.posix_acl_access", blob)
+            os.setxattr(folder, "system.posix_acl_default", blob)
+        except OSError as e:
+            if not self.warned_acl:
+                self.warned_acl = True
+                log.warning("no POSIX ACLs on tmpfs (%s): folders the grader makes in a job "
+                            "folder are not writable by the sandbox", e)
 
     def store_path(self, name: str) -> Path:
         return self.store / name

@@ -110,3 +110,15 @@ def test_closing_the_launcher_unmounts_everything(tmp_path):
     time.sleep(0.1)
     assert str(folder) not in job_mounts()
     assert store is not None and not store.exists()
+
+
+def test_folders_the_grader_makes_are_writable_by_the_sandbox(warm_launcher, tmp_path):
+    """The grader (root, umask 022) makes a folder for checkpoints; the submission writes in
+    it (resumable-training does this)."""
+    folder = job_folder(tmp_path, WRITER)
+    with session(warm_launcher, folder, names=("write",)) as s:
+        (folder / "ckpt-1").mkdir()
+        (folder / "ckpt-1" / "given.txt").write_text("from the grader")
+        listed = s.call("sub", "write", ["ckpt-1/mine", "from the sandbox"], {}).value
+        assert "ckpt-1" in listed
+    assert (folder / "ckpt-1" / "mine").read_text() == "from the sandbox"
