@@ -7,37 +7,35 @@ package, a cleared environment, no_new_privs, and the *template* seccomp filter.
 job it keeps two capabilities — CAP_SYS_ADMIN and CAP_SETPCAP, valid only inside its own
 user namespace — because it builds each job's namespaces; only our code runs with them.
 
-Per job (a ``start`` request from the host, with three file descriptors)::
+Each job gets a pid namespace of its own, made ahead of time (a pool of *zygotes*, so that
+the fork is not on the critical path)::
 
     template ─ unshare(CLONE_NEWPID); spawn the init; fork the runner; setns back
-      ├─ init    pid 1 of the job's pid namespace: a tiny Python loop (``INIT``), exec'd
-      │          without capabilities; it only reaps orphans. Killing it kills the job.
-      └─ runner  pid 2, forked from this process (torch already imported): a session of
-                 its own (killpg(0) must not reach the template), unshares
-                 mount, network, IPC, UTS and cgroup namespaces, mounts a fresh /proc,
-                 tmpfs /tmp and /dev/shm and its job folder at /job, covers /jobs, waits
-                 for the host's "go" (it is in its cgroups by then), then confine_job()
-                 (own user namespace, no capabilities, rlimits, job seccomp filter) and
-                 the submission.
+      ├─ init    pid 1 of the job's pid namespace: a tiny Python loop (``zygote.INIT``),
+      │          exec'd without capabilities or descriptors; it only reaps orphans.
+      │          Killing it kills the job.
+      └─ runner  pid 2, forked from this process (torch already imported), waits for a
+                 job, then confines itself and serves it: see ``zygote.py``.
 
-The template is the runner's parent, outside every namespace of the job: it reaps the
-runner, kills the init, reaps that, and only then sends the host the runner's wait status
-and rusage — so when the host has the report, no process of the job is left. The host
-gets both pidfds first ("P"): the runner's to put it in its cgroups, the init's to kill.
+On a ``start`` request (with the job's channel, output and status descriptors) the template
+hands them to a zygote, sends the host both pidfds ("P": the runner's, to put it in its
+cgroups; the init's, to kill the job), and refills the pool when idle. It is the runner's
+parent, outside every namespace of the job: it reaps the runner and reports its wait status
+and rusage once no other process of the job is left (the init has no children: the runner's
+descendants are reparented to it), then kills the init.
 
 Traps (measured): torch must not start threads here (``OMP_NUM_THREADS=1`` before the
-import, no computation), CUDA is never initialised here (CUDA jobs take the cold path),
+import, no computation), CUDA is never initialised here (CUDA jobs take the cold path), a
+fork of this process costs 5–40 ms (page tables of ~600 MB of mappings; hence the pool),
 and nothing secret is ever in this process's memory: every job sees a copy of it.
 """
 
 from __future__ import annotations
 
 import ctypes
-import fcntl
 import gc
 import json
 import os
-import random
 import re
 import select
 import signal
@@ -48,26 +46,12 @@ from dataclasses import dataclass
 from typing import Any
 
 from sandbox import linux
+from sandbox.zygote import INIT, zygote_main
 
 JOB_NAME = re.compile(r"^[A-Za-z0-9_.-]{1,100}$")
 MAX_REQUEST = 65536
-# The job's init (pid 1 of its pid namespace): reap whatever is reparented to it, forever.
-# As pid 1 it ignores every signal sent from inside the namespace (it has no handlers), so
-# the job cannot end it; the template kills it from outside once the runner has ended, and
-# if the template dies its whole pid namespace, this one included, goes with it.
-INIT = """\
-import os, signal
-signal.pthread_sigmask(signal.SIG_BLOCK, [signal.SIGCHLD])
-while True:
-    try:
-        while os.waitpid(-1, os.WNOHANG)[0]:
-            pass
-    except ChildProcessError:
-        pass
-    signal.sigtimedwait([signal.SIGCHLD], 60)
-"""
-
-
+POOL = 2  # zygotes ready ahead: a grading job starts two runners at once
+REFILL_AFTER_S = 0.05
 def preload() -> dict[str, Any]:
     """Import what every job needs, so that forks start with it. No computation."""
     import torch
@@ -109,17 +93,28 @@ class JobState:
     status: int  # the job's status socket (the template's copy)
     init: int  # the init's pid
     init_pidfd: int
-    report: dict[str, Any] | None = None
-    init_done: bool = False
+    reported: bool = False
+    pending: dict[str, Any] | None = None  # the runner's report, held until the job is gone
+
+
+@dataclass
+class Zygote:
+    runner: int
+    runner_pidfd: int
+    init: int
+    init_pidfd: int
+    sock: socket.socket  # the template's end; the job goes through it
 
 
 class Template:
-    def __init__(self, control: socket.socket, job_bpf: bytes) -> None:
+    def __init__(self, control: socket.socket, job_bpf: bytes, pool: int = POOL) -> None:
         self.control = control
         self.job_bpf = job_bpf
+        self.pool_size = pool
         self.own_pidns = os.open("/proc/self/ns/pid", os.O_RDONLY | os.O_CLOEXEC)
-        self.runners: dict[int, JobState] = {}  # runner pid -> its job
-        self.inits: dict[int, int] = {}  # init pid -> runner pid
+        self.jobs: dict[int, JobState] = {}  # runner pid -> its job
+        self.inits: dict[int, int] = {}  # init pid -> runner pid, for jobs
+        self.pool: list[Zygote] = []
         self.init_argv = [sys.executable, "-I", "-S", "-c", INIT]
         self.wake_r, self.wake_w = os.pipe2(os.O_NONBLOCK | os.O_CLOEXEC)
         signal.set_wakeup_fd(self.wake_w)
@@ -127,10 +122,17 @@ class Template:
         # Ambient capabilities would survive the exec of the init: it needs none.
         linux.prctl(linux.PR_CAP_AMBIENT, linux.PR_CAP_AMBIENT_CLEAR_ALL)
 
+    def fill(self) -> None:
+        while len(self.pool) < self.pool_size:
+            self.pool.append(self._zygote())
+
     def serve(self) -> None:
-        """Answer requests until the host closes the control socket."""
+        """Answer requests until the host closes the control socket; refill when idle."""
         while True:
-            ready, _, _ = select.select([self.control.fileno(), self.wake_r], [], [], 1.0)
+            # Refill only after a quiet moment: a fork takes the template 5-40 ms, and the
+            # second runner of a grading job asks a few milliseconds after the first.
+            idle = REFILL_AFTER_S if len(self.pool) < self.pool_size else 1.0
+            ready, _, _ = select.select([self.control.fileno(), self.wake_r], [], [], idle)
             if self.wake_r in ready:
                 while True:
                     try:
@@ -140,12 +142,14 @@ class Template:
                         break
             self._reap()
             if self.control.fileno() not in ready:
+                if not ready and len(self.pool) < self.pool_size:
+                    self.pool.append(self._zygote())
                 continue
             data, fds, _, _ = socket.recv_fds(self.control, MAX_REQUEST, 4)
             if not data:
                 return
             for fd in fds:
-                os.set_inheritable(fd, False)  # the init must not get them
+                os.set_inheritable(fd, False)  # an init must not get them
             try:
                 self._start(json.loads(data), fds)
             except Exception as e:
@@ -156,15 +160,8 @@ class Template:
                     os.close(fd)
 
     # ------------------------------------------------------------------ jobs
-    def _start(self, request: dict[str, Any], fds: list[int]) -> None:
-        if len(fds) != 3:
-            return
-        channel, output, status = fds
-        job = str(request.get("job", ""))
-        if not JOB_NAME.match(job) or job in (".", ".."):
-            _send(status, {"error": f"bad job name {job!r}"})
-            return
-        limits = dict(request.get("limits") or {})
+    def _zygote(self) -> Zygote:
+        mine, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
         linux.unshare(linux.CLONE_NEWPID)
         try:
             # The first process made now is pid 1 of the new namespace, the next pid 2.
@@ -174,26 +171,38 @@ class Template:
             runner = os.fork()
             if runner == 0:
                 try:
-                    # A session and process group of its own: killpg(0) from the job must
-                    # not reach the template and the other jobs, which share our uid.
-                    os.setsid()
-                    self._job(job, limits, channel, output, status)
+                    zygote_main(theirs.fileno(), self.job_bpf)
                 finally:
                     os._exit(1)
         finally:
             _setns(self.own_pidns, linux.CLONE_NEWPID)
-        init_pidfd = os.pidfd_open(init)
-        runner_pidfd = os.pidfd_open(runner)
+        theirs.close()
+        return Zygote(runner, os.pidfd_open(runner), init, os.pidfd_open(init), mine)
+
+    def _start(self, request: dict[str, Any], fds: list[int]) -> None:
+        if len(fds) != 3:
+            return
+        status = fds[2]
+        job = str(request.get("job", ""))
+        if not JOB_NAME.match(job) or job in (".", ".."):
+            _send(status, {"error": f"bad job name {job!r}"})
+            return
+        z = self.pool.pop(0) if self.pool else self._zygote()
         keep = os.dup(status)
         os.set_inheritable(keep, False)
-        self.runners[runner] = JobState(keep, init, init_pidfd)
-        self.inits[init] = runner
-        sock = socket.socket(fileno=os.dup(keep))
+        self.jobs[z.runner] = JobState(keep, z.init, z.init_pidfd)
+        self.inits[z.init] = z.runner
         try:
-            socket.send_fds(sock, [b"P"], [init_pidfd, runner_pidfd])
+            body = {"job": job, "limits": dict(request.get("limits") or {})}
+            socket.send_fds(z.sock, [json.dumps(body).encode()], fds)
+            sock = socket.socket(fileno=os.dup(keep))
+            try:
+                socket.send_fds(sock, [b"P"], [z.init_pidfd, z.runner_pidfd])
+            finally:
+                sock.close()
         finally:
-            sock.close()
-            os.close(runner_pidfd)
+            z.sock.close()
+            os.close(z.runner_pidfd)
 
     def _reap(self) -> None:
         while True:
@@ -203,120 +212,52 @@ class Template:
                 return
             if pid == 0:
                 return
-            if pid in self.runners:
-                state = self.runners[pid]
-                state.report = {"status": wstatus, "cpu_s": usage.ru_utime + usage.ru_stime,
-                                "max_rss_kb": usage.ru_maxrss}
+            if pid in self.jobs:
+                state = self.jobs[pid]
+                report = {"status": wstatus, "cpu_s": usage.ru_utime + usage.ru_stime,
+                          "max_rss_kb": usage.ru_maxrss}
+                if not _has_children(state.init):
+                    # Nothing is left of the job but its init: report now.
+                    self._report(state, report)
+                else:
+                    state.pending = report
                 try:
                     signal.pidfd_send_signal(state.init_pidfd, signal.SIGKILL)
                 except OSError:
                     pass
-                self._finish(pid)
             elif pid in self.inits:
-                runner = self.inits.pop(pid)
-                self.runners[runner].init_done = True
-                self._finish(runner)
+                # The whole pid namespace is gone with its init.
+                state = self.jobs.pop(self.inits.pop(pid))
+                if not state.reported:
+                    self._report(state, state.pending or {"error": "the job's init died first"})
+                os.close(state.status)
+                os.close(state.init_pidfd)
+            else:
+                self._zygote_died(pid)
 
-    def _finish(self, runner: int) -> None:
-        """Report once both the runner and the init are gone (and so the whole job)."""
-        state = self.runners[runner]
-        if state.report is None or not state.init_done:
-            return
-        del self.runners[runner]
-        _send(state.status, state.report)
-        os.close(state.status)
-        os.close(state.init_pidfd)
+    def _report(self, state: JobState, report: dict[str, Any]) -> None:
+        state.reported = True
+        _send(state.status, report)
 
-    # ------------------------------------------------------------------ the runner
-    def _job(self, job: str, limits: dict[str, Any], channel: int, output: int,
-             status: int) -> None:
-        """In the forked runner: build its namespaces, wait for "go", confine, serve."""
-        try:
-            linux.prctl(linux.PR_SET_PDEATHSIG, signal.SIGKILL)
-            signal.set_wakeup_fd(-1)
-            signal.signal(signal.SIGCHLD, signal.SIG_DFL)
-            linux.unshare(linux.CLONE_NEWNS | linux.CLONE_NEWNET | linux.CLONE_NEWIPC
-                          | linux.CLONE_NEWUTS)
-            _mount_job(job, limits)
-            # Move our three descriptors above the ones they replace, then into place: the
-            # channel on 3, the output on 1 and 2, /dev/null on 0; close everything else.
-            channel, output, status = (fcntl.fcntl(fd, fcntl.F_DUPFD_CLOEXEC, 10)
-                                       for fd in (channel, output, status))
-            os.dup2(output, 1)
-            os.dup2(output, 2)
-            os.dup2(channel, 3, inheritable=False)
-            null = os.open("/dev/null", os.O_RDONLY)
-            if null != 0:
-                os.dup2(null, 0)
-            _close_fds({0, 1, 2, 3, status})
-            # Wait until the host has put us in our cgroups: we start nothing before.
-            sock = socket.socket(fileno=os.dup(status))
-            sock.settimeout(60)
-            if sock.recv(16) != b"G":
-                os._exit(1)
-            sock.close()
-            # Only now: a cgroup namespace is rooted at the cgroup we are in when we make it.
-            linux.unshare(linux.CLONE_NEWCGROUP)
-            os.chdir("/job")
-            from sandbox.confine import confine_job
-
-            confine_job(limits, self.job_bpf)
-            # A fork shares the template's random state; a fresh process would not.
-            random.seed()
-            numpy_random = sys.modules.get("numpy.random")  # imported lazily: only if here
-            if numpy_random is not None:
-                numpy_random.seed()
-        except BaseException as e:
-            _send(status, {"error": f"job setup: {type(e).__name__}: {e}"})
-            os._exit(1)
-        os.write(status, b"S")
-        os.close(status)
-        from sandbox.runner import serve
-
-        try:
-            serve(socket.socket(fileno=3))
-        except BaseException:
-            traceback.print_exc()
-            sys.stderr.flush()
-            os._exit(1)
-        sys.stdout.flush()
-        sys.stderr.flush()
-        os._exit(0)
-
-
-def _close_fds(keep: set[int]) -> None:
-    for fd in map(int, os.listdir("/proc/self/fd")):
-        if fd not in keep:
-            try:
+    def _zygote_died(self, pid: int) -> None:
+        """A zygote (or its init) ended before it had a job: drop it, with its namespace."""
+        for z in [z for z in self.pool if pid in (z.runner, z.init)]:
+            self.pool.remove(z)
+            for fd in (z.init_pidfd, z.runner_pidfd):
+                try:
+                    signal.pidfd_send_signal(fd, signal.SIGKILL)
+                except OSError:
+                    pass
                 os.close(fd)
-            except OSError:
-                pass
+            z.sock.close()
 
 
-def _mount_job(job: str, limits: dict[str, Any]) -> None:
-    """The job's own view of the file system (in its fresh mount namespace)."""
-    nosuid = linux.MS_NOSUID | linux.MS_NODEV
-    linux.mount(None, "/", None, linux.MS_REC | linux.MS_PRIVATE)
-    linux.mount("proc", "/proc", "proc", nosuid | linux.MS_NOEXEC)
-    for sub in ("sys", "sysrq-trigger", "irq", "bus"):
-        path = f"/proc/{sub}"
-        if os.path.exists(path):  # read-only, as bubblewrap leaves its own /proc
-            linux.mount(path, path, None, linux.MS_BIND | linux.MS_REC)
-            linux.mount(None, path, None,
-                        linux.MS_BIND | linux.MS_REMOUNT | linux.MS_RDONLY | nosuid)
-    linux.mount("tmpfs", "/tmp", "tmpfs", nosuid,
-                f"size={int(limits['tmp_mb'])}m,nr_inodes=16384,mode=1777")
-    linux.mount("tmpfs", "/dev/shm", "tmpfs", nosuid | linux.MS_NOEXEC,
-                f"size={int(limits['shm_mb'])}m,nr_inodes=1024,mode=1777")
-    source = f"/jobs/{job}"
-    if os.path.islink(source) or not os.path.isdir(source):
-        raise FileNotFoundError(f"no job folder {source}")
-    linux.mount(source, "/job", None, linux.MS_BIND)
-    linux.mount(None, "/job", None, linux.MS_BIND | linux.MS_REMOUNT | nosuid)
-    # Every other job's folder is under /jobs: detach the whole store from this namespace
-    # (not even its mount table lists them then), and the template's /proc and /tmp under
-    # ours.
-    linux.umount("/jobs")
+def _has_children(pid: int) -> bool:
+    try:
+        with open(f"/proc/{pid}/task/{pid}/children") as f:
+            return bool(f.read().strip())
+    except OSError:
+        return True  # cannot tell: wait for the init to be gone
 
 
 def main() -> None:
@@ -327,6 +268,7 @@ def main() -> None:
     job_bpf = bytes.fromhex(init["job_filter"])
     info = preload()
     template = Template(control, job_bpf)
+    template.fill()
     control.send(json.dumps({"ready": True, **info}).encode())
     try:
         template.serve()

@@ -228,13 +228,13 @@ def _apply_rlimits(limits: Limits, address_space: bool) -> None:
     """Lower the rlimits of the calling process (run in the child before exec or fork)."""
 
     def lower(res: int, value: int) -> None:
-        soft, hard = resource.getrlimit(res)
+        _soft, hard = resource.getrlimit(res)
         if hard != resource.RLIM_INFINITY:
             value = min(value, hard)
         resource.setrlimit(res, (value, value))
 
     cpu = max(1, int(limits.cpu_s + 0.999))
-    soft, hard = resource.getrlimit(resource.RLIMIT_CPU)
+    _soft, hard = resource.getrlimit(resource.RLIMIT_CPU)
     # The soft limit sends SIGXCPU; the hard limit one second later is a SIGKILL.
     new_hard = cpu + 1 if hard == resource.RLIM_INFINITY else min(cpu + 1, hard)
     resource.setrlimit(resource.RLIMIT_CPU, (min(cpu, new_hard), new_hard))

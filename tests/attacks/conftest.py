@@ -62,7 +62,7 @@ def _listen(canaries: Canaries) -> socket.socket:
         server.listen(16)
         canaries.port = port
 
-        def accept() -> None:
+        def accept(server: socket.socket = server) -> None:
             while True:
                 try:
                     conn, _ = server.accept()

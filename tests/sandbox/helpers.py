@@ -94,6 +94,58 @@ def processes_of(uid: int) -> set[int]:
     return found
 
 
+def _stat(pid: int) -> tuple[int, str]:
+    """(parent pid, memory cgroup) of a process."""
+    with open(f"/proc/{pid}/stat") as f:
+        ppid = int(f.read().rsplit(")", 1)[1].split()[1])
+    with open(f"/proc/{pid}/cgroup") as f:
+        memory = next((line for line in f if ":memory:" in line), "")
+    return ppid, memory
+
+
+def _templates(uid: int) -> dict[int, str]:
+    """The warm templates running as ``uid``: pid -> memory cgroup."""
+    found = {}
+    for pid in processes_of(uid):
+        try:
+            with open(f"/proc/{pid}/cmdline", "rb") as f:
+                cmd = f.read()
+            ppid, memory = _stat(pid)
+            with open(f"/proc/{ppid}/cmdline", "rb") as f:
+                parent = f.read()
+        except OSError:
+            continue
+        def is_template(argv: bytes) -> bool:
+            return argv.split(b"\0")[1:3] == [b"-m", b"sandbox.forkserver"]
+
+        if is_template(cmd) and not is_template(parent):  # not a zygote: the template
+            found[pid] = memory
+    return found
+
+
+def leftovers(launcher, before: set[int], grace_s: float = 3.0) -> set[int]:
+    """Processes of the launcher's uid that were not there ``before``, other than the
+    pools of idle zygotes of the warm templates of that uid (children of a template, in its
+    cgroup, made to replace the ones jobs used). Waits up to ``grace_s`` for them to go."""
+    import time
+
+    deadline = time.monotonic() + grace_s
+    while True:
+        templates = _templates(launcher.uid)
+        found = set()
+        for pid in processes_of(launcher.uid) - before:
+            try:
+                ppid, memory = _stat(pid)
+            except OSError:
+                continue
+            if templates.get(ppid) == memory:
+                continue  # an idle zygote or its init
+            found.add(pid)
+        if not found or time.monotonic() > deadline:
+            return found
+        time.sleep(0.05)
+
+
 def job_mounts() -> list[str]:
     """Mount points of job-folder tmpfs (``tj-job-*``) in this mount namespace."""
     with open("/proc/self/mountinfo") as f:

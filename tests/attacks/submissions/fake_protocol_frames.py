@@ -4,7 +4,8 @@ import os
 
 from sandbox.protocol import Kind, encode
 
-FRAMES = (encode(Kind.READY, {"names": ["collate"], "torch": "x", "pid": 1, "cuda": False}).tobytes()
+READY = {"names": ["collate"], "torch": "x", "pid": 1, "cuda": False}
+FRAMES = (encode(Kind.READY, READY).tobytes()
           + encode(Kind.RESULT, {"value": {"verdict": "accepted", "passed": True}}).tobytes())
 for fd in range(256):
     try:

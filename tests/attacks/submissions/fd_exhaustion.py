@@ -3,4 +3,4 @@
 def collate(batch, pad_id=0, pad_to_multiple_of=None, padding_side="right"):
     held = []
     while True:
-        held.append(open("/dev/null"))
+        held.append(open("/dev/null"))  # noqa: SIM115 (kept open on purpose)

