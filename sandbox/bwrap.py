@@ -32,6 +32,7 @@ import socket
 import subprocess
 import threading
 import weakref
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -110,34 +111,27 @@ class BwrapLauncher:
                                      " or apt-get install bubblewrap)")
         if not seccomp.available():
             raise SandboxUnavailable("libseccomp is not installed (apt-get install libseccomp2)")
-        self.root = os.geteuid() == 0
-        self.applied: dict[str, Any] = {"isolation": self.isolation}
-        if self.root:
-            self.uid = self.gid = uid_base + slot
-            self._check_uid()
-        else:
-            self.uid, self.gid = os.getuid(), os.getgid()
-            self._degraded("uid", f"not root: the sandbox runs as this user (uid {self.uid}), "
-                                  "not a dedicated one; no job-folder size limit, no cgroups, "
-                                  "no warm template")
-        self.applied["uid"] = self.uid
+        if os.geteuid() != 0:
+            # Switching to the slot's uid, mounting job folders and making cgroups need root.
+            raise SandboxUnavailable("the sandbox must be started as root (it runs each "
+                                     "submission as a dedicated unprivileged uid)")
+        self.uid = self.gid = uid_base + slot
+        self._check_uid()
+        self.applied: dict[str, Any] = {"isolation": self.isolation, "uid": self.uid}
         self.layout = Layout.build(self.uid, self.gid)
         self.job_bpf = seccomp.job_filter()
         self.applied["seccomp"] = f"deny-list, {len(self.job_bpf) // 8} BPF instructions"
-        self.hierarchy: cgroup.Hierarchy | None = None
-        self.jobdirs: jobdirs.JobDirs | None = None
-        if self.root:
-            jobdirs.sweep()
-            self.hierarchy, why = cgroup.detect()
-            if self.hierarchy is None:
-                self._degraded("cgroup", f"no cgroup limits ({why}): memory is limited by "
-                                         "RLIMIT_AS only, processes by RLIMIT_NPROC only")
-            else:
-                cgroup.sweep(self.hierarchy)
-                self.applied["cgroup"] = self.hierarchy.describe()
-            self.jobdirs = jobdirs.JobDirs(f"{os.getpid()}-s{slot}-{id(self):x}", self.uid,
-                                           self.gid)
-        self.applied["job_dir"] = "tmpfs per job" if self.jobdirs else "host folder"
+        jobdirs.sweep()
+        self.hierarchy, why = cgroup.detect()
+        if self.hierarchy is None:
+            self._degraded("cgroup", f"no cgroup limits ({why}): memory is limited by "
+                                     "RLIMIT_AS only (CUDA jobs: not at all), processes by "
+                                     "RLIMIT_NPROC only")
+        else:
+            cgroup.sweep(self.hierarchy)
+            self.applied["cgroup"] = self.hierarchy.describe()
+        self.jobdirs = jobdirs.JobDirs(f"{os.getpid()}-s{slot}-{id(self):x}", self.uid,
+                                       self.gid)
         self.gpus = gpu.devices()
         self.leases = gpu.GpuLeases(self.gpus)
         self.applied["gpus"] = [g.name or g.node for g in self.gpus]
@@ -146,11 +140,8 @@ class BwrapLauncher:
         self.count = 0
         self.runners: weakref.WeakSet[RunnerProcess] = weakref.WeakSet()
         self.template: TemplateProcess | None = None
-        self.warm = warm and self.jobdirs is not None
-        if warm and not self.warm:
-            self._degraded("warm", "no warm template: every runner starts cold")
-        self.applied["warm"] = self.warm
-        if self.warm:
+        self.applied["warm"] = warm
+        if warm:
             self.template = self._start_template()
         self._closed = threading.Event()
         threading.Thread(target=self._collector, daemon=True, name="jobdirs-gc").start()
@@ -174,8 +165,6 @@ class BwrapLauncher:
 
     def _drop(self) -> list[str]:
         """The command prefix that runs what follows as the slot uid."""
-        if not self.root:
-            return []
         return ["setpriv", f"--reuid={self.uid}", f"--regid={self.gid}", "--clear-groups",
                 "--inh-caps=-all", "--bounding-set=-all", "--"]
 
@@ -208,7 +197,6 @@ class BwrapLauncher:
                                        "unshare/clone in its seccomp profile)")
 
     def _start_template(self) -> TemplateProcess:
-        assert self.jobdirs is not None
         host, child = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
         bpf = _memfd(seccomp.template_filter())
         argv = [*self._drop(), *self._common(dev=False), "--cap-add", "CAP_SYS_ADMIN",
@@ -227,8 +215,7 @@ class BwrapLauncher:
     def start(self, job: Job) -> RunnerProcess:
         """Start a runner for ``job``. Raises SandboxError when the sandbox cannot be set up
         (the judge's fault: the grader reports internal_error)."""
-        if self.jobdirs is not None:
-            self.jobdirs.collect()
+        self.jobdirs.collect()
         if job.device == "cuda" or self.template is None:
             runner = self._start_cold(job)
         else:
@@ -261,19 +248,16 @@ class BwrapLauncher:
 
     def _job_source(self, job: Job) -> tuple[str, str]:
         """(name in the store, host path to bind at /job)."""
-        if self.jobdirs is None:
-            return "", str(job.dir)
         try:
             name = self.jobdirs.ensure(job.dir, job.limits.job_mb)
         except OSError as e:
             raise SandboxError(f"cannot prepare the job folder {job.dir}: {e}") from None
         return name, str(self.jobdirs.store_path(name))
 
-    def _released(self, job: Job):
-        if self.jobdirs is None:
-            return lambda: None
+    def _released(self, job: Job) -> Callable[[], None]:
+        """Count a runner on ``job``'s folder; the returned function uncounts it."""
         self.jobdirs.attach(job.dir, +1)
-        return lambda: self.jobdirs.attach(job.dir, -1) if self.jobdirs else None
+        return lambda: self.jobdirs.attach(job.dir, -1)
 
     def _start_warm(self, job: Job) -> RunnerProcess:
         assert self.template is not None
@@ -365,11 +349,10 @@ class BwrapLauncher:
     # ------------------------------------------------------------------ the end
     def _collector(self) -> None:
         while not self._closed.wait(COLLECT_EVERY_S):
-            if self.jobdirs is not None:
-                try:
-                    self.jobdirs.collect()
-                except Exception:
-                    log.exception("releasing job folders failed")
+            try:
+                self.jobdirs.collect()
+            except Exception:
+                log.exception("releasing job folders failed")
 
     def close(self) -> None:
         """Kill what still runs, stop the template, unmount the job folders."""
@@ -380,8 +363,7 @@ class BwrapLauncher:
         if self.template is not None:
             self.template.close()
             self.template = None
-        if self.jobdirs is not None:
-            self.jobdirs.close()
+        self.jobdirs.close()
 
 
 def slot_from_env(default: int = 0) -> int:
