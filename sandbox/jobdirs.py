@@ -88,9 +88,11 @@ class JobDirs:
         for p in (STORE_ROOT.parent, STORE_ROOT):
             os.chmod(p, 0o755)  # the slot uids must reach the store (bwrap binds by path)
         self.store.mkdir(mode=0o755)
-        # A mount point of its own, shared, so that later mounts under it propagate into
-        # the template's namespace.
+        # A mount point of its own, in a peer group of its own (private first: under a shared
+        # / it would join the host's), shared so that later mounts under it propagate into
+        # the template's namespace, where it is a slave.
         linux.mount(str(self.store), str(self.store), None, linux.MS_BIND)
+        linux.mount(None, str(self.store), None, linux.MS_PRIVATE)
         linux.mount(None, str(self.store), None, linux.MS_SHARED)
 
     def ensure(self, folder: Path, size_mb: int) -> str:
