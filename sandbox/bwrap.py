@@ -224,11 +224,12 @@ class BwrapLauncher:
             except SandboxError:
                 if self.template is None or self.template.alive:
                     raise
-                log.warning("the warm template died (exit %s); starting a new one",
-                            self.template.proc.returncode)
                 with self.lock:
-                    self.template.close()
-                    self.template = self._start_template()
+                    if not self.template.alive:  # another thread may have replaced it
+                        log.warning("the warm template died (exit %s); starting a new one",
+                                    self.template.proc.returncode)
+                        self.template.close()
+                        self.template = self._start_template()
                 runner = self._start_warm(job)
         self.runners.add(runner)
         return runner

@@ -2,12 +2,13 @@
 
 :class:`TemplateProcess` starts the fork server inside bubblewrap, as the slot's uid, and
 talks to it over a SOCK_SEQPACKET control socket (one JSON request per job, with three
-file descriptors attached). :func:`handshake` then waits on the job's own status socket
-for the job's init: its pidfd (so the host can put it in its cgroups and kill it without
-pid races), then "confined" from the runner itself. :class:`WarmRunner` is the
-RunnerProcess for such a job: it is killed through the pidfd and reaped by waiting for the
-pidfd to become readable (the kernel does that once the init and with it every process of
-the job's pid namespace is gone); its wait status and usage come from the init's report.
+file descriptors attached). :func:`handshake` then waits on the job's own status socket:
+the template sends the pidfds of the job's runner (the host puts it in its cgroups, without
+pid races) and of its init (killing it kills the job), the host says "go", the runner says
+"confined". :class:`WarmRunner` is the RunnerProcess for such a job: it is killed through
+the init's pidfd and reaped by waiting for the template's report (the runner's wait status
+and rusage, sent once nothing of the job is left); should the template be gone, the init's
+pidfd becoming readable says the job is over.
 """
 
 from __future__ import annotations
