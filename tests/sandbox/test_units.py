@@ -160,3 +160,29 @@ def test_job_folder_seed_skips_links(tmp_path):
     seed = dict(_read_seed(tmp_path))
     assert seed == {"submission.py": b"x = 1\n"}
     assert stat.S_ISLNK(os.lstat(tmp_path / "link.py").st_mode)  # left alone, not read
+
+
+def test_no_silent_fallback_when_the_sandbox_is_unavailable(monkeypatch):
+    from judge import isolation
+    from sandbox import bwrap
+
+    monkeypatch.setattr(bwrap.shutil, "which", lambda name: None)
+    with pytest.raises(bwrap.SandboxUnavailable, match="bubblewrap is not installed"):
+        bwrap.BwrapLauncher()
+    with pytest.raises(SystemExit, match="the sandbox is unavailable"):
+        isolation.sandbox_launcher()
+    monkeypatch.undo()
+    monkeypatch.setattr(bwrap.os, "geteuid", lambda: 1000)
+    with pytest.raises(bwrap.SandboxUnavailable, match="must be started as root"):
+        bwrap.BwrapLauncher()
+
+
+def test_dev_mode_needs_asking_for(monkeypatch):
+    import argparse
+
+    from judge import isolation
+
+    monkeypatch.delenv("JUDGE_NO_SANDBOX", raising=False)
+    assert not isolation.dev_mode_requested(False)
+    monkeypatch.setenv("JUDGE_NO_SANDBOX", "1")
+    assert isolation.launcher_from_args(argparse.Namespace(no_sandbox=False)).isolation == "none"
