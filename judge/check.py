@@ -3,6 +3,10 @@
 A package passes when its schema loads, its tests import (public cases first, at least one
 example), the reference is accepted, the starter is not, and every file under
 ``submissions/<verdict>/`` gets exactly that verdict.
+
+A fixture whose verdict holds only on a CUDA machine (say, too_slow because of a host sync
+per micro-batch, which only a GPU shows) carries the line ``# judge-check: needs cuda`` among
+its first five lines: it is judged where CUDA is available and listed as skipped elsewhere.
 """
 
 from __future__ import annotations
@@ -17,6 +21,13 @@ from judge.package import Problem
 from judge.report import Report
 from judge.verdict import Verdict
 from sandbox.launch import Launcher
+
+NEEDS_CUDA = "# judge-check: needs cuda"
+
+
+def needs_cuda(code: str) -> bool:
+    """Whether a fixture's expected verdict holds only on a CUDA machine."""
+    return any(line.strip() == NEEDS_CUDA for line in code.splitlines()[:5])
 
 
 @dataclass
@@ -51,6 +62,7 @@ class CheckResult:
     problem: Problem
     errors: list[str] = field(default_factory=list)
     outcomes: list[Outcome] = field(default_factory=list)
+    skipped: list[str] = field(default_factory=list)  # fixtures this machine cannot judge
 
     @property
     def ok(self) -> bool:
@@ -61,7 +73,7 @@ class CheckResult:
 
 
 def check_problem(problem: Problem, launcher: Launcher, *, seed: int | None = None,
-                  workers: int = 2, throughput: bool = True,
+                  workers: int = 2, throughput: bool = True, cuda: bool = False,
                   on_outcome: Callable[[Outcome], None] | None = None) -> CheckResult:
     result = CheckResult(problem)
     try:
@@ -87,8 +99,12 @@ def check_problem(problem: Problem, launcher: Launcher, *, seed: int | None = No
     ]
     for verdict, path in problem.submissions():
         label = str(Path("submissions") / verdict / path.name)
-        jobs.append((label, verdict, path.read_text(encoding="utf-8")))
-    options = Options(seed=seed, throughput=throughput)
+        code = path.read_text(encoding="utf-8")
+        if needs_cuda(code) and not cuda:
+            result.skipped.append(label)
+            continue
+        jobs.append((label, verdict, code))
+    options = Options(seed=seed, throughput=throughput, cuda=cuda)
 
     def run(job: tuple[str, str, str]) -> Outcome:
         label, expected, code = job

@@ -7,6 +7,7 @@ failed), 2 a usage or internal error.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import logging
 import sys
@@ -64,14 +65,17 @@ def cmd_grade(args: argparse.Namespace) -> int:
         options = Options(seed=args.seed, public_only=args.public_only,
                           cases=tuple(args.case or ()), throughput=not args.no_throughput,
                           cuda=_cuda_available())
-        report = grade(problem, code, launcher, options)
+        # Whatever a package's tests print must not corrupt --json: stdout is the report's.
+        with contextlib.redirect_stdout(sys.stderr):
+            report = grade(problem, code, launcher, options)
     finally:
         launcher.close()
     if args.json:
         print(json.dumps(report.to_json(args.lang), ensure_ascii=False, indent=2))
     else:
-        print(paint(f"{problem.number}. {problem.meta.title.zh if args.lang == 'zh' else problem.meta.title.en}"
-                    f"  ← {path}  (seed {report.seed}, isolation {report.isolation})", "1"))
+        title = problem.meta.title.en if args.lang == "en" else problem.meta.title.zh
+        print(paint(f"{problem.number}. {title}  ← {path}  (seed {report.seed}, "
+                    f"isolation {report.isolation})", "1"))
         print(render(report, args.lang))
     if report.verdict is Verdict.INTERNAL_ERROR:
         return 2
@@ -96,10 +100,16 @@ def cmd_check(args: argparse.Namespace) -> int:
                     print(f"   {mark} {outcome.label}: {outcome.report.verdict}", flush=True)
 
             result = check_problem(problem, launcher, seed=args.seed, workers=args.jobs,
-                                   throughput=not args.no_throughput, on_outcome=progress)
+                                   throughput=not args.no_throughput,
+                                   cuda=_cuda_available(), on_outcome=progress)
+            skipped = (f", {len(result.skipped)} skipped: they need CUDA"
+                       if result.skipped else "")
+            if args.verbose:
+                for label in result.skipped:
+                    print(f"   - {label}: skipped (needs CUDA)", flush=True)
             if result.ok:
                 print(paint(f"✓ {problem.slug}", "32") +
-                      f"  ({len(result.outcomes)} files judged)", flush=True)
+                      f"  ({len(result.outcomes)} files judged{skipped})", flush=True)
             else:
                 bad += 1
                 print(paint(f"✗ {problem.slug}", "31"), flush=True)

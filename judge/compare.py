@@ -119,8 +119,14 @@ def float_close(got: Any, expected: float, *, what: str,
     if math.isclose(float(got), expected, rel_tol=rtol, abs_tol=atol) or (
             math.isnan(expected) and math.isnan(got)):
         return None
-    return T(f"{what}：期望 {expected:.10g}，得到 {float(got):.10g}",
-             f"{what}: expected {expected:.10g}, got {float(got):.10g}")
+    e, g = _float(expected), _float(float(got))
+    return T(f"{what}：期望 {e}，得到 {g}", f"{what}: expected {e}, got {g}")
+
+
+def _float(x: float) -> str:
+    """A float as Python writes it (0.0, not 0), to ten significant digits at most."""
+    short = f"{x:.10g}"
+    return short if any(c in short for c in ".eni") else short + ".0"
 
 
 def keys_equal(got: Any, expected: dict, *, what: str) -> T | None:

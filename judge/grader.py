@@ -20,6 +20,7 @@ from typing import Any
 
 import torch
 
+from judge.expected import ReplayMismatch, ReplaySession
 from judge.i18n import T
 from judge.package import Problem
 from judge.report import Report, TestResult
@@ -31,6 +32,7 @@ from sandbox.launch import Job, Launcher, Limits
 log = logging.getLogger(__name__)
 
 MAX_RESTARTS = 3
+PUBLIC_SEED = 0
 LIMIT_VERDICTS = {Verdict.TIME_LIMIT_EXCEEDED, Verdict.MEMORY_LIMIT_EXCEEDED,
                   Verdict.OUTPUT_LIMIT_EXCEEDED}
 
@@ -46,12 +48,18 @@ class Options:
     throughput: bool = True
     cuda: bool = False  # a CUDA device is available to the runners
     jobs_root: Path | None = None
+    # Recorded reference answers for public cases (a practice pack has no reference.py).
+    expected: dict[str, list] | None = None
 
 
 def limits_for(problem: Problem) -> Limits:
     lim = problem.meta.limits
+    # The watchdog is a safety net over the whole job a runner may serve: every case at its
+    # wall clock, every throughput check twice (a borderline ratio is measured again).
+    job_s = (lim.case_wall_s * (len(problem.tests.cases) + 1)
+             + 2 * sum(tp.budget_s for tp in problem.meta.throughput))
     return Limits(cpu_s=lim.cpu_s, memory_mb=lim.memory_mb, output_bytes=lim.output_kb * 1024,
-                  lifetime_s=max(120.0, lim.case_wall_s * 4 + 60))
+                  lifetime_s=max(120.0, job_s + 60))
 
 
 class Sessions:
@@ -59,12 +67,15 @@ class Sessions:
     when they die, and fresh ones that cases ask for."""
 
     def __init__(self, launcher: Launcher, problem: Problem, root: Path, code: str,
-                 device: str) -> None:
+                 device: str, expected: dict[str, list] | None = None) -> None:
         self.launcher = launcher
+        self.replay = ReplaySession(expected) if expected is not None else None
         self.jobs: dict[str, Job] = {}
         self.hellos: dict[str, dict[str, Any]] = {}
         limits = limits_for(problem)
-        sources = {"sub": code, "ref": problem.read("reference.py")}
+        sources = {"sub": code}
+        if self.replay is None:
+            sources["ref"] = problem.read("reference.py")
         for role, source in sources.items():
             folder = root / role
             folder.mkdir()
@@ -88,6 +99,10 @@ class Sessions:
         return session
 
     def get(self, role: str, fresh: bool = False) -> RunnerSession:
+        if role == "ref" and self.replay is not None:
+            if fresh:
+                raise ReplayMismatch("this case needs the reference itself; judge it online")
+            return self.replay  # type: ignore[return-value]
         if fresh:
             return self.new(role)
         session = self.current.get(role)
@@ -120,7 +135,7 @@ def grade(problem: Problem, code: str, launcher: Launcher, options: Options = Op
                                      names=list(options.cases) or None)
         emit({"event": "start", "total": len(cases), "seed": seed,
               "tests": [{"name": c.name, "visibility": c.visibility} for c in cases]})
-        sessions = Sessions(launcher, problem, root, code, device)
+        sessions = Sessions(launcher, problem, root, code, device, options.expected)
         sub, ref = sessions.get("sub"), sessions.get("ref")
         try:
             sub.ready()
@@ -199,7 +214,12 @@ def run_case(problem: Problem, spec: CaseSpec, sessions: Sessions, seed: int,
     budget = Budget(timeout)
     sub = sessions.get("sub")
     out_before = len(sub.output())
-    ctx = Ctx(seed=case_seed(seed, spec.name), public=spec.public, budget=budget,
+    if sessions.replay is not None:
+        sessions.replay.start_case(spec.name)
+    # Public cases are the same for everyone (and reproducible offline); hidden ones are
+    # drawn from the submission's secret seed.
+    case_base = PUBLIC_SEED if spec.public else seed
+    ctx = Ctx(seed=case_seed(case_base, spec.name), public=spec.public, budget=budget,
               sessions=sessions.get, workdirs={r: j.dir for r, j in sessions.jobs.items()},
               device="cuda" if options.cuda else "cpu")
     verdict, message = Verdict.ACCEPTED, T.join(ctx.notes)
@@ -215,6 +235,11 @@ def run_case(problem: Problem, spec: CaseSpec, sessions: Sessions, seed: int,
         verdict, message = e.verdict, e.message
     except ImportFailed as e:
         verdict, message = Verdict.COMPILE_ERROR, e.describe()
+    except ReplayMismatch as e:
+        verdict = Verdict.SKIPPED
+        message = T(f"无法离线检查：{e}（这台机器生成的输入与录制时不同，请在线提交）",
+                    f"cannot be checked offline: {e} (this machine builds different inputs "
+                    f"than the recording; submit online)")
     except ReferenceFailed as e:
         log.error("reference failed in %s/%s: %s", problem.slug, spec.name, e)
         verdict = Verdict.INTERNAL_ERROR

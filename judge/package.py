@@ -33,7 +33,9 @@ BUNDLED = ROOT / "problems"
 SLUG = re.compile(r"^[a-z0-9][a-z0-9-]{1,62}[a-z0-9]$")
 IDENT = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 REQUIRED_FILES = ("problem.toml", "statement.zh.md", "statement.en.md", "starter.py",
-                  "reference.py", "tests.py")
+                  "tests.py")
+# A full package has the reference; a practice pack's public copy has expected.bin instead.
+REFERENCE_OR_RECORDING = ("reference.py", "expected.bin")
 HASHED_SUFFIXES = {".toml", ".md", ".py", ".txt", ".json"}
 
 
@@ -210,17 +212,20 @@ def package_hash(folder: Path) -> str:
     return h.hexdigest()
 
 
-def load_problem(folder: Path) -> Problem:
-    """Load and schema-check one package folder. Raises PackageError."""
+def load_problem(folder: Path, *, named_by_slug: bool = True) -> Problem:
+    """Load and schema-check one package folder. Raises PackageError. A bank's folders
+    are named after their slug; a stored version or an upload need not be."""
     folder = Path(folder)
     if not folder.is_dir():
         raise PackageError(f"{folder}: not a folder")
     missing = [n for n in REQUIRED_FILES if not (folder / n).is_file()]
+    if not any((folder / n).is_file() for n in REFERENCE_OR_RECORDING):
+        missing.append("reference.py")
     if missing:
         raise PackageError(f"{folder.name}: missing {', '.join(missing)}")
     meta = parse_meta((folder / "problem.toml").read_text(encoding="utf-8"),
                       f"{folder.name}/problem.toml")
-    if folder.name != meta.slug and not folder.name.startswith("_"):
+    if named_by_slug and folder.name != meta.slug and not folder.name.startswith("_"):
         raise PackageError(f"{folder.name}: the folder must be named after its slug "
                            f"{meta.slug!r}")
     subs = folder / "submissions"

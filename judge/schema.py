@@ -22,12 +22,13 @@ class SchemaError(ValueError):
 
 def parse(cls: type[C], data: Any, where: str) -> C:
     """Build ``cls`` from ``data``. ``where`` prefixes messages (e.g. ``problem.toml``)."""
+    prefix = f"{where}: " if where else ""
     if not isinstance(data, dict):
-        raise SchemaError(f"{where}: expected a table, got {_kind(data)}")
+        raise SchemaError(f"{prefix}expected a table, got {_kind(data)}")
     fields = {f.name: f for f in dataclasses.fields(cls)}  # type: ignore[arg-type]
     unknown = sorted(set(data) - set(fields))
     if unknown:
-        raise SchemaError(f"{where}: unknown key {unknown[0]!r} "
+        raise SchemaError(f"{prefix}unknown key {unknown[0]!r} "
                           f"(allowed: {', '.join(sorted(fields))})")
     hints = typing.get_type_hints(cls)
     values = {}

@@ -15,7 +15,7 @@ from typing import Any
 from judge.i18n import T
 from judge.verdict import Verdict
 from sandbox.launch import Exit, Job, Launcher, RunnerProcess
-from sandbox.protocol import ChannelClosed, ChannelTimeout, Kind, ProtocolError
+from sandbox.protocol import ChannelClosed, ChannelTimeout, Kind, ProtocolError, decode
 
 START_TIMEOUT_S = 60.0  # importing torch and the submission, on a loaded machine
 
@@ -57,7 +57,8 @@ class ImportFailed(Exception):
             return T(f"代码里缺少需要的名字：{names}", f"the file does not define {names}")
         head = f"{self.info.get('type')}: {self.info.get('message')}"
         tb = str(self.info.get("traceback") or "").rstrip()
-        return T(f"导入代码时出错：{head}\n{tb}".rstrip(), f"importing the file failed: {head}\n{tb}".rstrip())
+        return T(f"导入代码时出错：{head}\n{tb}".rstrip(),
+                 f"importing the file failed: {head}\n{tb}".rstrip())
 
 
 class RunnerLost(BaseException):
@@ -230,8 +231,12 @@ class RunnerSession:
             raise self._broken(f"expected DONE, got {msg.kind}")
         start = time.perf_counter()
         ch.send(Kind.RUN, {"id": 1})
-        msg = self._recv(time.monotonic() + deadline_s, deadline_s)
+        raw = self._recv(time.monotonic() + deadline_s, deadline_s, raw=True)
         elapsed = time.perf_counter() - start
+        try:
+            msg = decode(*raw, max_blob=ch.max_blob)
+        except ProtocolError:
+            raise self._broken("undecodable result") from None
         return self._result(msg, elapsed), elapsed
 
     # ---------------------------------------------------------------- internals
@@ -239,10 +244,11 @@ class RunnerSession:
         if self.lost is not None:
             raise self.lost
 
-    def _recv(self, deadline: float, wall_s: float):
+    def _recv(self, deadline: float, wall_s: float, *, raw: bool = False):
         assert self.process is not None
+        channel = self.process.channel
         try:
-            return self.process.channel.recv(deadline)
+            return channel.recv_raw(deadline) if raw else channel.recv(deadline)
         except ChannelTimeout:
             self.process.kill("wall")
             raise self._lose(wall_s) from None
@@ -269,9 +275,9 @@ class RunnerSession:
         if msg.kind is not Kind.RESULT or not isinstance(msg.body, dict):
             raise self._broken(f"expected RESULT, got {msg.kind}")
         b = msg.body
-        args = b.get("args") if isinstance(b.get("args"), list) else []
-        kwargs = b.get("kwargs") if isinstance(b.get("kwargs"), dict) else {}
-        return CallResult(b.get("value"), args, kwargs, elapsed)
+        args, kwargs = b.get("args"), b.get("kwargs")
+        return CallResult(b.get("value"), args if isinstance(args, list) else [],
+                          kwargs if isinstance(kwargs, dict) else {}, elapsed)
 
 
 class Event:

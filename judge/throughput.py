@@ -13,11 +13,16 @@ Clocks inside the sandbox are never read.
 
 from __future__ import annotations
 
+import contextlib
+import fcntl
 import math
+import os
 import statistics
+import tempfile
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 import torch
@@ -154,9 +159,28 @@ def _median_ms(values: list[float]) -> float:
     return statistics.median(values) * 1000 if values else 0.0
 
 
+@contextlib.contextmanager
+def measuring_alone(path: Path | None = None) -> Iterator[None]:
+    """One throughput measurement at a time on this machine (all worker slots): two
+    measurements sharing two cores would time each other, not the code."""
+    path = path or Path(tempfile.gettempdir()) / "torch-judge-throughput.lock"
+    fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW, 0o600)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX)
+        yield
+    finally:
+        os.close(fd)
+
+
 def run_checks(problem: Problem, sessions, report: Report, seed: int, device: str,
                emit: Callable[[dict[str, Any]], None]) -> None:
     """Run every throughput check of the problem and record them in the report."""
+    with measuring_alone():
+        _run_checks(problem, sessions, report, seed, device, emit)
+
+
+def _run_checks(problem: Problem, sessions, report: Report, seed: int, device: str,
+                emit: Callable[[dict[str, Any]], None]) -> None:
     suite = problem.tests
     for spec in problem.meta.throughput:
         if spec.device == "cuda" and device != "cuda":
@@ -190,7 +214,8 @@ def run_checks(problem: Problem, sessions, report: Report, seed: int, device: st
         if m.verdict is not Verdict.ACCEPTED:
             report.verdict = m.verdict
             if m.verdict is Verdict.TOO_SLOW and m.message is None:
-                m.message = T(f"速度只有参考解答的 {m.ratio:.2f} 倍，要求至少 {spec.min_ratio:.2f} 倍",
+                m.message = T(f"速度只有参考解答的 {m.ratio:.2f} 倍，"
+                              f"要求至少 {spec.min_ratio:.2f} 倍",
                               f"runs at {m.ratio:.2f}× the reference's speed; at least "
                               f"{spec.min_ratio:.2f}× is required")
             report.message = T(f"速度检查 {spec.name}：", f"throughput check {spec.name}: ") + (

@@ -228,13 +228,13 @@ def _apply_rlimits(limits: Limits, address_space: bool) -> None:
     """Lower the rlimits of the calling process (run in the child before exec or fork)."""
 
     def lower(res: int, value: int) -> None:
-        _soft, hard = resource.getrlimit(res)
+        _, hard = resource.getrlimit(res)
         if hard != resource.RLIM_INFINITY:
             value = min(value, hard)
         resource.setrlimit(res, (value, value))
 
     cpu = max(1, int(limits.cpu_s + 0.999))
-    _soft, hard = resource.getrlimit(resource.RLIMIT_CPU)
+    _, hard = resource.getrlimit(resource.RLIMIT_CPU)
     # The soft limit sends SIGXCPU; the hard limit one second later is a SIGKILL.
     new_hard = cpu + 1 if hard == resource.RLIM_INFINITY else min(cpu + 1, hard)
     resource.setrlimit(resource.RLIMIT_CPU, (min(cpu, new_hard), new_hard))
@@ -274,10 +274,10 @@ class PlainLauncher:
             child.close()
         runner = RunnerProcess(proc.pid, Channel(parent), job, job.dir)
         assert proc.stdout is not None
-        watch(runner, proc.stdout.fileno(), lambda: _reap(proc))
+        watch(runner, proc.stdout.fileno(), lambda: _reap(proc))  # watch() dups the fd
+        proc.stdout.close()
         # Popen must not try to reap it too; the watcher owns the pid from now on.
         proc.returncode = 0
-        proc.stdout = None
         return runner
 
     def close(self) -> None:

@@ -1,8 +1,6 @@
 """Reference solution. The judge takes every expected value from it, computed in a runner
 process of its own, never in the submission's."""
 
-import torch
-
 
 def masked_mean(x, mask):
     """Mean of x[i, j] over the j where mask[i, j] is True, per row; 0.0 for an empty row."""

@@ -1,0 +1,77 @@
+"""Judge the same submissions repeatedly and print how stable the throughput ratio is.
+
+For every problem with throughput checks, the reference (a solution at reference speed)
+and every ``submissions/accepted`` and ``submissions/too_slow`` file are judged N times
+with one warm launcher, the way a worker would. Printed per file and check: the ratio's
+min / median / max, max/min, and the verdicts. Targets on a quiet 2-core machine:
+max/min <= 1.10, and the reference accepted N times out of N.
+
+    python bench/throughput_stability.py [PROBLEM ...] [-n 10] [--no-sandbox] [--only reference]
+"""
+
+from __future__ import annotations
+
+import argparse
+import collections
+import statistics
+import sys
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from judge.grader import Options, grade
+from judge.isolation import plain_launcher, sandbox_launcher
+from judge.package import find, load_all
+
+
+def files_of(problem):
+    yield "reference", problem.read("reference.py")
+    for verdict, path in problem.submissions():
+        if verdict in ("accepted", "too_slow"):
+            yield f"{verdict}/{path.name}", path.read_text(encoding="utf-8")
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("problems", nargs="*")
+    ap.add_argument("-n", type=int, default=10, help="judgings per file")
+    ap.add_argument("--no-sandbox", action="store_true")
+    ap.add_argument("--only", help="only files whose label contains this text")
+    args = ap.parse_args()
+    everything = load_all()
+    problems = [find(everything, p) for p in args.problems] if args.problems else everything
+    launcher = plain_launcher() if args.no_sandbox else sandbox_launcher()
+    print(f"isolation: {launcher.isolation}, {args.n} judgings per file\n")
+    try:
+        for problem in problems:
+            if not problem.meta.throughput:
+                continue
+            print(f"== {problem.slug}")
+            for label, code in files_of(problem):
+                if args.only and args.only not in label:
+                    continue
+                ratios: dict[str, list[float]] = collections.defaultdict(list)
+                verdicts: collections.Counter[str] = collections.Counter()
+                started = time.monotonic()
+                for i in range(args.n):
+                    report = grade(problem, code, launcher, Options(seed=1000 + i))
+                    verdicts[str(report.verdict)] += 1
+                    for tp in report.throughput:
+                        if tp.get("ratio") is not None:
+                            ratios[tp["name"]].append(tp["ratio"])
+                took = (time.monotonic() - started) / args.n
+                print(f"  {label:<44} verdicts {dict(verdicts)}  ({took:.1f} s per judging)")
+                for name, values in ratios.items():
+                    lo, hi = min(values), max(values)
+                    spread = hi / lo if lo > 0 else float("inf")
+                    print(f"      {name:<20} ratio min {lo:.3f}  median "
+                          f"{statistics.median(values):.3f}  max {hi:.3f}  max/min {spread:.3f}")
+            print()
+    finally:
+        launcher.close()
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,96 @@
+"""The practice pack: ``practice/judge.py`` with the public parts of the problems, as a zip.
+
+What goes in: the CLI, the judge modules it imports (standard library and torch only), and
+for each problem its ``problem.toml``, statements, starter, fixture, ``tests.py`` with the
+hidden cases cut out, and ``expected.bin`` (the reference's answers to the public cases,
+see :mod:`judge.expected`). What never goes in: ``reference.py``, hidden cases,
+``submissions/``.
+"""
+
+from __future__ import annotations
+
+import ast
+import io
+import zipfile
+from pathlib import Path
+
+from judge.expected import FILE as EXPECTED_FILE
+from judge.expected import record_public
+from judge.package import ROOT, Problem
+from judge.testing import CASE_ATTR
+from sandbox.launch import Launcher
+
+CORE_MODULES = [
+    "judge/__init__.py", "judge/i18n.py", "judge/verdict.py", "judge/schema.py",
+    "judge/package.py", "judge/compare.py", "judge/testing.py", "judge/session.py",
+    "judge/grader.py", "judge/report.py", "judge/render.py", "judge/capabilities.py",
+    "judge/expected.py", "judge/throughput.py",
+    "sandbox/__init__.py", "sandbox/protocol.py", "sandbox/runner.py", "sandbox/launch.py",
+    "practice/__init__.py", "practice/judge.py", "practice/remote.py", "practice/README.md",
+]
+PUBLIC_FILES = ["problem.toml", "statement.zh.md", "statement.en.md", "starter.py",
+                "fixture.py"]
+
+
+def _is_hidden_case(node: ast.AST) -> bool:
+    """A top-level ``@case(...)`` function without ``public=True``."""
+    if not isinstance(node, ast.FunctionDef):
+        return False
+    for dec in node.decorator_list:
+        func = dec.func if isinstance(dec, ast.Call) else None
+        name = getattr(func, "id", None) or getattr(func, "attr", None)
+        if isinstance(dec, ast.Call) and name == "case":
+            public = [k for k in dec.keywords if k.arg == "public"]
+            return not (public and isinstance(public[0].value, ast.Constant)
+                        and public[0].value.value is True)
+    return False
+
+
+def public_tests_source(source: str) -> str:
+    """tests.py with every hidden case removed (comments and helpers kept)."""
+    tree = ast.parse(source)
+    lines = source.splitlines(keepends=True)
+    drop: set[int] = set()
+    for node in tree.body:
+        if isinstance(node, ast.FunctionDef) and _is_hidden_case(node):
+            first = min([d.lineno for d in node.decorator_list] + [node.lineno])
+            drop.update(range(first - 1, node.end_lineno or node.lineno))
+    kept = "".join(line for i, line in enumerate(lines) if i not in drop)
+    header = "# The public cases of this problem. The hidden cases are judged online only.\n"
+    result = header + kept
+    _assert_only_public(result)
+    return result
+
+
+def _assert_only_public(source: str) -> None:
+    """Execute the stripped source and make sure no hidden case survived (a case declared
+    in a way the AST filter does not recognise must not slip into the pack)."""
+    namespace: dict = {"__name__": "judge_pack_check"}
+    exec(compile(source, "tests.py", "exec"), namespace)
+    for name, obj in namespace.items():
+        spec = getattr(obj, CASE_ATTR, None)
+        if spec is not None and not spec["public"]:
+            raise ValueError(f"tests.py: hidden case {name} could not be cut out of the pack")
+
+
+def build_practice_pack(problems: list[Problem], launcher: Launcher) -> bytes:
+    """The zip a learner downloads. ``launcher`` runs the reference to record answers."""
+    buf = io.BytesIO()
+    with zipfile.ZipFile(buf, "w", zipfile.ZIP_DEFLATED) as zf:
+        for rel in CORE_MODULES:
+            zf.write(ROOT / rel, f"torch-judge-practice/{rel}")
+        zf.writestr("torch-judge-practice/practice/workspace/.keep", "")
+        for problem in problems:
+            base = f"torch-judge-practice/problems/{problem.slug}"
+            for name in PUBLIC_FILES:
+                path = problem.dir / name
+                if path.is_file():
+                    zf.write(path, f"{base}/{name}")
+            zf.writestr(f"{base}/tests.py", public_tests_source(problem.read("tests.py")))
+            zf.writestr(f"{base}/{EXPECTED_FILE}", record_public(problem, launcher))
+    return buf.getvalue()
+
+
+def write_pack(problems: list[Problem], launcher: Launcher, dest: Path) -> Path:
+    dest.write_bytes(build_practice_pack(problems, launcher))
+    return dest

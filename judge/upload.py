@@ -1,0 +1,126 @@
+"""Taking in a problem package from outside (an admin's zip or folder), safely.
+
+An uploaded package is data until it has been validated: it is unpacked file by file with
+every path checked (no absolute paths, no ``..``, no symlinks or special files, no
+duplicates), within caps on the archive size, the number of files, each file's size and the
+total unpacked size (a zip bomb stops at the cap, whatever the archive claims). Then the
+schema is checked by :func:`judge.package.load_problem`. Every refusal is a PackageError
+that says what was wrong.
+"""
+
+from __future__ import annotations
+
+import os
+import stat
+import zipfile
+from dataclasses import dataclass
+from io import BytesIO
+from pathlib import Path, PurePosixPath
+
+from judge.package import PackageError, Problem, load_problem
+
+
+@dataclass(frozen=True)
+class UploadLimits:
+    archive_bytes: int = 20 * 1024 * 1024
+    files: int = 400
+    file_bytes: int = 4 * 1024 * 1024
+    total_bytes: int = 40 * 1024 * 1024
+
+
+LIMITS = UploadLimits()
+SKIPPED = ("__pycache__", ".DS_Store", "__MACOSX")
+
+
+def _safe_parts(name: str) -> tuple[str, ...]:
+    """The path's parts, or PackageError if the name could escape or confuse."""
+    if "\\" in name or "\0" in name:
+        raise PackageError(f"{name!r}: backslashes and NUL are not allowed in paths")
+    path = PurePosixPath(name)
+    if path.is_absolute() or (path.parts and path.parts[0].endswith(":")):
+        raise PackageError(f"{name!r}: absolute paths are not allowed")
+    if any(part in ("..", ".") for part in path.parts) or name.startswith("./"):
+        raise PackageError(f"{name!r}: '..' and '.' are not allowed in paths")
+    return path.parts
+
+
+def _write_new(dest: Path, data: bytes) -> None:
+    """Create a file that must not exist yet, never following a symlink."""
+    dest.parent.mkdir(parents=True, exist_ok=True)
+    fd = os.open(dest, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o644)
+    with os.fdopen(fd, "wb") as f:
+        f.write(data)
+
+
+def unpack_zip(data: bytes, dest: Path, limits: UploadLimits = LIMITS) -> Problem:
+    """Unpack an uploaded zip into the empty folder ``dest`` and load it. A single top
+    folder in the archive (``my-problem/problem.toml``) is taken as the package root."""
+    if len(data) > limits.archive_bytes:
+        raise PackageError(f"the archive is {len(data)} bytes; the limit is "
+                           f"{limits.archive_bytes}")
+    try:
+        archive = zipfile.ZipFile(BytesIO(data))
+    except zipfile.BadZipFile:
+        raise PackageError("the upload is not a zip archive") from None
+    entries = []
+    for info in archive.infolist():
+        parts = _safe_parts(info.filename)
+        if not parts or any(p in SKIPPED for p in parts):
+            continue
+        mode = info.external_attr >> 16
+        if stat.S_ISLNK(mode):
+            raise PackageError(f"{info.filename!r}: symbolic links are not allowed")
+        kind = stat.S_IFMT(mode)  # 0 when the archiver recorded permissions only
+        if kind and not (stat.S_ISREG(mode) or stat.S_ISDIR(mode)):
+            raise PackageError(f"{info.filename!r}: only plain files and folders are allowed")
+        if not info.is_dir():
+            entries.append((parts, info))
+    if not entries:
+        raise PackageError("the archive holds no files")
+    if len(entries) > limits.files:
+        raise PackageError(f"the archive holds {len(entries)} files; the limit is {limits.files}")
+    tops = {parts[0] for parts, _ in entries}
+    strip = 1 if len(tops) == 1 and all(len(p) > 1 for p, _ in entries) else 0
+    seen: set[tuple[str, ...]] = set()
+    total = 0
+    dest.mkdir(parents=True, exist_ok=True)
+    for parts, info in entries:
+        rel = parts[strip:]
+        if rel in seen:
+            raise PackageError(f"{info.filename!r} appears twice in the archive")
+        seen.add(rel)
+        with archive.open(info) as f:
+            content = f.read(limits.file_bytes + 1)  # never trust the declared size
+        if len(content) > limits.file_bytes:
+            raise PackageError(f"{info.filename!r} is larger than {limits.file_bytes} bytes")
+        total += len(content)
+        if total > limits.total_bytes:
+            raise PackageError(f"the archive unpacks to more than {limits.total_bytes} bytes")
+        _write_new(dest.joinpath(*rel), content)
+    return load_problem(dest, named_by_slug=False)
+
+
+def copy_folder(src: Path, dest: Path, limits: UploadLimits = LIMITS) -> Problem:
+    """Copy a package folder from disk with the same rules as an upload."""
+    src = Path(src)
+    if not (src / "problem.toml").is_file():
+        raise PackageError(f"{src}: no problem.toml here")
+    count, total = 0, 0
+    for path in sorted(src.rglob("*")):
+        rel = path.relative_to(src)
+        if any(p in SKIPPED for p in rel.parts):
+            continue
+        if path.is_symlink():
+            raise PackageError(f"{rel}: symbolic links are not allowed")
+        if path.is_dir():
+            continue
+        if not path.is_file():
+            raise PackageError(f"{rel}: only plain files and folders are allowed")
+        count += 1
+        size = path.stat().st_size
+        total += size
+        if count > limits.files or size > limits.file_bytes or total > limits.total_bytes:
+            raise PackageError(f"{src}: too large (at most {limits.files} files of "
+                               f"{limits.file_bytes} bytes, {limits.total_bytes} in all)")
+        _write_new(dest / rel, path.read_bytes())
+    return load_problem(dest, named_by_slug=False)

@@ -1,0 +1,23 @@
+# Bug: the updates are right, but it returns one loss per micro-batch (each that
+# micro-batch's mean) instead of one per window.
+import torch
+
+
+def train_epoch(model, loader, optimizer, loss_fn, accum_steps, *, max_grad_norm=None,
+                scheduler=None):
+    batches = list(loader)
+    losses = []
+    for start in range(0, len(batches), accum_steps):
+        window = batches[start:start + accum_steps]
+        n = sum(len(y) for _, y in window)
+        optimizer.zero_grad()
+        for x, y in window:
+            loss = loss_fn(model(x), y)
+            (loss / n).backward()
+            losses.append(loss.item() / len(y))
+        if max_grad_norm is not None:
+            torch.nn.utils.clip_grad_norm_(model.parameters(), max_grad_norm)
+        optimizer.step()
+        if scheduler is not None:
+            scheduler.step()
+    return losses

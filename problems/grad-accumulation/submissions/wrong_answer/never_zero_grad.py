@@ -1,0 +1,23 @@
+# Bug: never clears the gradients, so every window's gradient leaks into all later steps.
+import torch
+
+
+def train_epoch(model, loader, optimizer, loss_fn, accum_steps, *, max_grad_norm=None,
+                scheduler=None):
+    batches = list(loader)
+    losses = []
+    for start in range(0, len(batches), accum_steps):
+        window = batches[start:start + accum_steps]
+        n = sum(len(y) for _, y in window)
+        total = 0.0
+        for x, y in window:
+            loss = loss_fn(model(x), y)
+            (loss / n).backward()
+            total += loss.item()
+        if max_grad_norm is not None:
+            torch.nn.utils.clip_grad_norm_(model.parameters(), max_grad_norm)
+        optimizer.step()
+        if scheduler is not None:
+            scheduler.step()
+        losses.append(total / n)
+    return losses

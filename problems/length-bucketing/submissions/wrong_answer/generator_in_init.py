@@ -1,0 +1,48 @@
+# Bug: one generator, seeded once in __init__ and drawn from on every iteration; set_epoch
+# stores the epoch but nothing uses it. Iterating the same epoch twice (or resuming with
+# set_epoch on a new sampler) gives other batches: caught by the public example_shuffled.
+import torch
+
+
+class BucketBatchSampler(torch.utils.data.Sampler):
+    def __init__(self, lengths, batch_size, *, shuffle=True, drop_last=False, seed=0):
+        if batch_size < 1:
+            raise ValueError("batch_size must be positive")
+        self.lengths = torch.as_tensor(lengths, dtype=torch.int64)
+        self.batch_size, self.shuffle, self.drop_last = batch_size, shuffle, drop_last
+        self.generator = torch.Generator().manual_seed(seed)
+        self.epoch = 0
+
+    def set_epoch(self, epoch):
+        self.epoch = epoch
+
+    def __len__(self):
+        n = len(self.lengths)
+        return n // self.batch_size if self.drop_last else -(-n // self.batch_size)
+
+    def __iter__(self):
+        n, bs = len(self.lengths), self.batch_size
+        if self.shuffle:
+            perm = torch.randperm(n, generator=self.generator)
+            pool = torch.arange(n) // (64 * bs)
+            key = pool * (int(self.lengths.max()) + 1 if n else 1) + self.lengths[perm]
+            order = perm[torch.argsort(key, stable=True)]
+            starts = (torch.randperm(-(-n // bs), generator=self.generator) * bs).tolist()
+        else:
+            order = torch.argsort(self.lengths, stable=True)
+            starts = list(range(0, n, bs))
+        flat = order.tolist()
+        for s in starts:
+            batch = flat[s:s + bs]
+            if len(batch) < bs and self.drop_last:
+                continue
+            yield batch
+
+
+def padding_ratio(batches, lengths):
+    real = padded = 0
+    for b in batches:
+        if b:
+            ls = [int(lengths[i]) for i in b]
+            real, padded = real + sum(ls), padded + max(ls) * len(ls)
+    return (padded - real) / padded if padded else 0.0

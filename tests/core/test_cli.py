@@ -1,0 +1,86 @@
+"""``python -m judge`` as a user runs it: exit statuses, --json, usage errors."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+
+import pytest
+
+from tests.conftest import ROOT, write_problem
+
+ENV = {**os.environ, "JUDGE_NO_SANDBOX": "1"}
+
+
+def judge(*args, cwd=ROOT):
+    return subprocess.run([sys.executable, "-m", "judge", *args], cwd=cwd, env=ENV,
+                          capture_output=True, text=True, timeout=300)
+
+
+@pytest.fixture
+def problem_dir(tmp_path):
+    return write_problem(tmp_path / "problems")
+
+
+def test_grade_json_accepted_exit_0(problem_dir, tmp_path):
+    sol = tmp_path / "sol.py"
+    sol.write_text("def double(x):\n    return 2 * x\n")
+    out = judge("grade", str(problem_dir), str(sol), "--json", "--seed", "42", "--lang", "en")
+    assert out.returncode == 0, out.stderr
+    report = json.loads(out.stdout)
+    assert report["verdict"] == "accepted" and report["problem"] == "double-it"
+    assert report["seed"] == 42 and report["isolation"] == "none"
+    assert set(report["tests"][0]) >= {"name", "visibility", "verdict", "message", "time_ms"}
+    assert "SANDBOX DISABLED" in out.stderr  # development mode is loud
+
+
+def test_grade_wrong_answer_exit_1_and_text_output(problem_dir, tmp_path):
+    sol = tmp_path / "sol.py"
+    sol.write_text("def double(x):\n    return x\n")
+    out = judge("grade", str(problem_dir), str(sol), "--lang", "en")
+    assert out.returncode == 1
+    assert "✗ example_small" in out.stdout and "Wrong answer: 0 / 3" in out.stdout
+
+
+def test_grade_by_number_and_slug_in_a_bank(problem_dir, tmp_path):
+    sol = tmp_path / "sol.py"
+    sol.write_text("def double(x):\n    return 2 * x\n")
+    bank = str(problem_dir.parent)
+    for ident in ("7", "double-it"):
+        out = judge("--problems", bank, "grade", ident, str(sol), "--public-only", "--json")
+        assert out.returncode == 0 and len(json.loads(out.stdout)["tests"]) == 1
+
+
+def test_usage_errors_exit_2(problem_dir, tmp_path):
+    out = judge("--problems", str(problem_dir.parent), "grade", "nope", "x.py")
+    assert out.returncode == 2 and "no problem 'nope'" in out.stderr
+    out = judge("grade", str(problem_dir), str(tmp_path / "missing.py"))
+    assert out.returncode == 2 and "cannot read" in out.stderr
+    bad = tmp_path / "bad.py"
+    bad.write_bytes(b"\xff\xfe not utf-8")
+    out = judge("grade", str(problem_dir), str(bad))
+    assert out.returncode == 2 and "cannot read" in out.stderr
+
+
+def test_check_reports_a_fixture_with_the_wrong_verdict(problem_dir):
+    subs = problem_dir / "submissions"
+    (subs / "accepted").mkdir(parents=True)
+    (subs / "accepted" / "times_two.py").write_text("def double(x):\n    return x + x\n")
+    (subs / "wrong_answer").mkdir()
+    (subs / "wrong_answer" / "actually_right.py").write_text("def double(x):\n    return 2*x\n")
+    out = judge("check", str(problem_dir))
+    assert out.returncode == 1
+    assert "submissions/wrong_answer/actually_right.py: expected wrong_answer, got accepted" \
+        in out.stdout
+    (subs / "wrong_answer" / "actually_right.py").write_text("def double(x):\n    return x\n")
+    out = judge("check", str(problem_dir))
+    assert out.returncode == 0, out.stdout
+    assert "1 / 1 packages pass" in out.stdout
+
+
+@pytest.mark.slow
+def test_every_bundled_problem_passes_check():
+    out = judge("check", "-j", "2")
+    assert out.returncode == 0, out.stdout + out.stderr

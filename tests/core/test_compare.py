@@ -1,0 +1,70 @@
+"""Comparators: None when right, a message that says what, where and how otherwise."""
+
+from __future__ import annotations
+
+import torch
+
+from judge import compare
+from sandbox.protocol import Unencodable
+
+
+def test_tensor_equal_points_at_the_first_difference():
+    exp = torch.tensor([[True, True], [True, False]])
+    got = exp.clone()
+    got[1, 0] = False
+    msg = compare.tensor_equal(got, exp, what="attention_mask")
+    assert msg.en == "attention_mask[1, 0]: expected True, got False (1 differ)"
+    assert "期望 True，得到 False" in msg.zh
+    assert compare.tensor_equal(exp.clone(), exp, what="m") is None
+
+
+def test_dtype_shape_and_type_are_checked_before_values():
+    exp = torch.zeros(2, 3, dtype=torch.bool)
+    assert "expected dtype torch.bool, got torch.int64" in compare.tensor_equal(
+        exp.long(), exp, what="m").en
+    assert "expected shape [2, 3], got [2, 4]" in compare.tensor_equal(
+        torch.zeros(2, 4, dtype=torch.bool), exp, what="m").en
+    assert "expected a torch.Tensor, got list" in compare.tensor_equal([1], exp, what="m").en
+    assert "numpy.ndarray" in compare.tensor_equal(Unencodable("numpy.ndarray", "array([])"),
+                                                   exp, what="m").en
+
+
+def test_nan_equals_nan_but_not_a_number():
+    exp = torch.tensor([1.0, float("nan")])
+    assert compare.tensor_equal(exp.clone(), exp, what="x") is None
+    assert compare.tensor_equal(torch.tensor([1.0, 2.0]), exp, what="x") is not None
+
+
+def test_tensor_close_reports_tolerance_and_worst_error():
+    exp = torch.tensor([1.0, 2.0, 3.0], dtype=torch.float64)
+    assert compare.tensor_close(exp + 1e-9, exp, what="w", rtol=1e-6) is None
+    msg = compare.tensor_close(exp * torch.tensor([1, 1.1, 1], dtype=torch.float64), exp,
+                               what="w", rtol=1e-6)
+    assert msg.en.startswith("w[1]: expected 2, got 2.2")
+    assert "rtol=1e-06" in msg.en
+
+
+def test_float_close_rejects_non_numbers():
+    assert compare.float_close(0.5 + 1e-12, 0.5, what="ratio") is None
+    assert "expected a float, got str" in compare.float_close("0.5", 0.5, what="ratio").en
+    assert "expected a float, got bool" in compare.float_close(True, 1.0, what="ratio").en
+    assert "expected 0.5, got 0.6" in compare.float_close(0.6, 0.5, what="ratio").en
+
+
+def test_keys_equal_names_missing_and_extra_keys():
+    msg = compare.keys_equal({"a": 1, "c": 2}, {"a": 0, "b": 0}, what="out")
+    assert "missing keys ['b']" in msg.en and "unexpected keys ['c']" in msg.en
+    assert "expected a dict, got tuple" in compare.keys_equal((1,), {"a": 0}, what="out").en
+
+
+def test_value_equal_walks_the_structure():
+    exp = {"batches": [[0, 1], [2]], "len": 2, "t": torch.tensor([1])}
+    assert compare.value_equal({"batches": [[0, 1], [2]], "len": 2, "t": torch.tensor([1])},
+                               exp, what="r") is None
+    msg = compare.value_equal({"batches": [[0, 1], [3]], "len": 2, "t": torch.tensor([1])},
+                              exp, what="r")
+    assert msg.en == "r['batches'][1][0]: expected 2, got 3"
+    assert "expected length 2, got 1" in compare.value_equal([1], [1, 2], what="r").en
+    assert "expected a list, got tuple" in compare.value_equal((1, 2), [1, 2], what="r").en
+    assert compare.value_equal(True, 1, what="r") is not None  # bool is not an int answer
+    assert compare.value_equal(2.0, 2, what="r") is None

@@ -1,0 +1,163 @@
+"""The grader end to end on tiny problems: every verdict, seeds, redaction, progress."""
+
+from __future__ import annotations
+
+import time
+
+import pytest
+
+from judge.grader import Options, grade
+from judge.testing import case_seed
+from judge.verdict import Verdict
+
+GOOD = "def double(x):\n    return x * 2\n"
+
+
+def run(problem, code, launcher, **options):
+    events: list[dict] = []
+    report = grade(problem, code, launcher, Options(**options), on_progress=events.append)
+    return report, events
+
+
+def test_reference_like_code_is_accepted(make_problem, launcher):
+    problem = make_problem()
+    report, events = run(problem, GOOD, launcher, seed=5)
+    assert report.verdict is Verdict.ACCEPTED
+    assert [t.verdict for t in report.tests] == [Verdict.ACCEPTED] * 3
+    assert [t.visibility for t in report.tests] == ["public", "hidden", "hidden"]
+    assert report.seed == 5 and report.isolation == "none" and report.torch
+    kinds = [e["event"] for e in events]
+    assert kinds[0] == "start" and kinds[-1] == "done"
+    assert kinds.count("test") == 3 and kinds.count("running") == 3
+
+
+@pytest.mark.parametrize("code, verdict, needle", [
+    ("def double(x):\n    return x * 3\n", Verdict.WRONG_ANSWER,
+     "double(x)[0]: expected 2, got 3"),
+    ("def double(x):\n    raise ValueError('nope')\n", Verdict.RUNTIME_ERROR,
+     "raised ValueError: nope"),
+    ("def double(x):\n    raise MemoryError()\n", Verdict.MEMORY_LIMIT_EXCEEDED, "MemoryError"),
+    ("import sys\ndef double(x):\n    sys.exit(0)\n", Verdict.RUNTIME_ERROR, "SystemExit"),
+    ("import os\ndef double(x):\n    os._exit(0)\n", Verdict.RUNTIME_ERROR,
+     "ended unexpectedly (exit status 0)"),
+    ("import os, signal\ndef double(x):\n    os.kill(os.getpid(), signal.SIGSEGV)\n",
+     Verdict.RUNTIME_ERROR, "SIGSEGV"),
+    ("def double(x):\n    return [1, 2]\n", Verdict.WRONG_ANSWER,
+     "expected a torch.Tensor, got list"),
+])
+def test_verdicts_of_the_first_failing_case(make_problem, launcher, code, verdict, needle):
+    report, _ = run(make_problem(), code, launcher)
+    assert report.verdict is verdict
+    first = report.tests[0]
+    assert first.verdict is verdict and needle in first.message.en
+    assert report.message.en.startswith("example_small: ")
+
+
+@pytest.mark.parametrize("code, needle", [
+    ("def double(x)\n    return x\n", "SyntaxError"),
+    ("def triple(x):\n    return x * 3\n", "does not define double"),
+    ("import no_such_module_here\n", "ModuleNotFoundError"),
+    ("raise SystemExit(3)\n", "SystemExit"),
+])
+def test_files_that_do_not_import_are_compile_errors(make_problem, launcher, code, needle):
+    report, _ = run(make_problem(), code, launcher)
+    assert report.verdict is Verdict.COMPILE_ERROR
+    assert needle in report.message.en
+    assert all(t.verdict is Verdict.SKIPPED for t in report.tests)
+
+
+def test_a_busy_loop_is_cut_at_the_case_wall_clock(make_problem, launcher):
+    problem = make_problem(wall=1.0)
+    start = time.monotonic()
+    report, _ = run(problem, "def double(x):\n    while True:\n        pass\n", launcher)
+    assert time.monotonic() - start < 15
+    assert report.verdict is Verdict.TIME_LIMIT_EXCEEDED
+    assert "did not finish within 1 s" in report.tests[0].message.en
+    # A case that hit a limit ends the job: the rest are skipped, not run for 1 s each.
+    assert [t.verdict for t in report.tests[1:]] == [Verdict.SKIPPED] * 2
+
+
+def test_flooding_output_is_output_limit_exceeded(make_problem, launcher):
+    code = "def double(x):\n    while True:\n        print('spam' * 1000)\n"
+    report, _ = run(make_problem(), code, launcher)
+    assert report.verdict is Verdict.OUTPUT_LIMIT_EXCEEDED
+
+
+def test_a_later_crash_does_not_hide_earlier_results(make_problem, launcher):
+    code = ("import os\ndef double(x):\n    if (x < 0).any():\n        os._exit(1)\n"
+            "    return x * 2\n")
+    report, _ = run(make_problem(), code, launcher)
+    assert [t.verdict for t in report.tests] == [
+        Verdict.ACCEPTED, Verdict.ACCEPTED, Verdict.RUNTIME_ERROR]
+    assert report.verdict is Verdict.RUNTIME_ERROR
+    assert "hidden case negatives (negatives) failed" in report.message.en
+
+
+def test_a_broken_reference_is_an_internal_error(make_problem, launcher):
+    problem = make_problem(reference="def double(x):\n    raise RuntimeError('bug')\n")
+    report, _ = run(problem, GOOD, launcher)
+    assert report.verdict is Verdict.INTERNAL_ERROR
+    assert "reference failed" in report.tests[0].message.en
+
+
+def test_a_crashing_test_is_an_internal_error_not_the_learners(make_problem, launcher):
+    tests = '''
+from judge.testing import case
+
+@case(public=True, zh="样例", en="example")
+def example_broken(t):
+    t.sub.double(1)
+    1 / 0
+'''
+    report, _ = run(make_problem(tests=tests), GOOD, launcher)
+    assert report.verdict is Verdict.INTERNAL_ERROR
+    assert "the test itself crashed: ZeroDivisionError" in report.tests[0].message.en
+
+
+NOTE_TESTS = '''
+import torch
+from judge.testing import case
+
+@case(public=True, zh="样例", en="example")
+def example_print(t):
+    t.sub.double(torch.tensor([1]))
+
+@case(zh="随机", en="random")
+def random_values(t):
+    x = torch.randint(0, 10**9, (4,), generator=t.rng)
+    t.sub.double(x)
+    t.note(str(x.tolist()), str(x.tolist()))
+'''
+
+PRINTING = "def double(x):\n    print('saw', x.tolist())\n    return x * 2\n"
+
+
+def test_hidden_inputs_follow_the_seed(make_problem, launcher):
+    problem = make_problem(tests=NOTE_TESTS)
+    a, _ = run(problem, GOOD, launcher, seed=11)
+    b, _ = run(problem, GOOD, launcher, seed=11)
+    c, _ = run(problem, GOOD, launcher, seed=12)
+    assert a.tests[1].message == b.tests[1].message != c.tests[1].message
+    assert case_seed(11, "x") == case_seed(11, "x") != case_seed(11, "y")
+
+
+def test_learners_never_see_hidden_messages_or_output(make_problem, launcher):
+    problem = make_problem(tests=NOTE_TESTS)
+    report, events = run(problem, PRINTING, launcher, seed=3)
+    full = report.to_json("en")
+    assert full["tests"][1]["message"]  # admins see the hidden note
+    learner = report.for_learner("en")
+    public, hidden = learner["tests"]
+    assert "saw [1]" in public["output"]
+    assert hidden["message"] == "" and "output" not in hidden and "messages" not in hidden
+    assert hidden["category"] == "random"
+    hidden_input = full["tests"][1]["message"]
+    assert hidden_input not in str(learner)
+    learner_events = [e["learner"] for e in events if e["event"] == "test"]
+    assert hidden_input not in str(learner_events)
+
+
+def test_public_only_and_examples_only(make_problem, launcher):
+    problem = make_problem()
+    report, _ = run(problem, GOOD, launcher, public_only=True)
+    assert [t.name for t in report.tests] == ["example_small"]

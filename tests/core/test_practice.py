@@ -1,0 +1,90 @@
+"""The learners' CLI and the practice pack: public cases only, no reference, no hidden case."""
+
+from __future__ import annotations
+
+import io
+import os
+import subprocess
+import sys
+import zipfile
+
+import pytest
+
+from judge.pack import build_practice_pack, public_tests_source
+from judge.package import load_problem
+from tests.conftest import ROOT, write_problem
+
+STARTER_FAIL = "✗ example_small"
+
+
+def practice(*args, cwd, env=None):
+    return subprocess.run([sys.executable, "practice/judge.py", *args], cwd=cwd,
+                          env={**os.environ, **(env or {})}, capture_output=True, text=True,
+                          timeout=300)
+
+
+@pytest.fixture
+def tree(tmp_path):
+    """A copy of the practice CLI next to a tiny problem bank."""
+    for rel in ("judge", "sandbox", "practice"):
+        subprocess.run(["cp", "-r", str(ROOT / rel), str(tmp_path / rel)], check=True)
+    write_problem(tmp_path / "problems")
+    return tmp_path
+
+
+def test_list_start_test_flow(tree):
+    out = practice("list", cwd=tree)
+    assert "7. 加倍" in out.stdout and "id=double-it" in out.stdout
+    out = practice("start", "7", cwd=tree)
+    assert out.returncode == 0 and "# 加倍" in out.stdout
+    mine = tree / "practice" / "workspace" / "007-double-it.py"
+    assert mine.read_text().startswith("def double")
+    out = practice("test", "double-it", cwd=tree)
+    assert out.returncode == 1 and STARTER_FAIL in out.stdout and "运行错误" in out.stdout
+    mine.write_text("def double(x):\n    return x * 2\n")
+    out = practice("--lang", "en", "test", "7", cwd=tree)
+    assert out.returncode == 0, out.stdout
+    assert "✓ example_small" in out.stdout and "1 / 1 cases passed" in out.stdout
+    assert "random_values" not in out.stdout  # hidden cases never run or show
+
+
+def test_test_run_and_errors(tree):
+    sol = tree / "sol.py"
+    sol.write_text("def double(x):\n    return x\n")
+    out = practice("test", "7", str(sol), "--run", "--lang", "en", cwd=tree)
+    assert out.returncode == 1 and "expected 2, got 1" in out.stdout
+    out = practice("test", "99", cwd=tree)
+    assert out.returncode == 2 and "no problem '99'" in out.stderr
+    out = practice("test", "7", cwd=tree)  # nothing started yet
+    assert out.returncode == 2 and "start 7" in out.stdout
+
+
+def test_doctor_reports_torch(tree):
+    out = practice("doctor", "--lang", "en", cwd=tree)
+    assert out.returncode == 0 and "PyTorch" in out.stdout
+    assert "problems this machine can judge: 1 / 1" in out.stdout
+
+
+def test_public_tests_source_cuts_hidden_cases_only():
+    source = (ROOT / "problems" / "padding-collate" / "tests.py").read_text()
+    public = public_tests_source(source)
+    assert "def example_basic" in public and "def diagnose" in public
+    assert "def real_token_equals_pad" not in public and "def larger_batch" not in public
+
+
+def test_the_pack_judges_public_cases_without_the_reference(tmp_path, launcher):
+    problem = load_problem(write_problem(tmp_path / "src"))
+    data = build_practice_pack([problem], launcher)
+    names = zipfile.ZipFile(io.BytesIO(data)).namelist()
+    assert "torch-judge-practice/practice/judge.py" in names
+    assert not [n for n in names if n.endswith("reference.py") or "/submissions/" in n]
+    zipfile.ZipFile(io.BytesIO(data)).extractall(tmp_path / "pack")
+    home = tmp_path / "pack" / "torch-judge-practice"
+    assert "random_values" not in (home / "problems" / "double-it" / "tests.py").read_text()
+    sol = tmp_path / "sol.py"
+    sol.write_text("def double(x):\n    return x + x\n")
+    out = practice("test", "7", str(sol), cwd=home)
+    assert out.returncode == 0, out.stdout
+    sol.write_text("def double(x):\n    return x * 3\n")
+    out = practice("test", "7", str(sol), "--lang", "en", cwd=home)
+    assert out.returncode == 1 and "expected 2, got 3" in out.stdout

@@ -1,0 +1,118 @@
+"""Throughput checks: timed from outside, every result verified, clocks inside ignored."""
+
+from __future__ import annotations
+
+import statistics
+
+import pytest
+
+from judge.grader import Options, grade
+from judge.throughput import median_interval
+from judge.verdict import Verdict
+from tests.conftest import TESTS, TOML
+
+THROUGHPUT_TOML = TOML + """
+[[throughput]]
+name = "big"
+workload = "big"
+min_ratio = 0.4
+budget_s = 8.0
+title = {{ zh = "大张量", en = "a big tensor" }}
+"""
+
+WORKLOAD = '''
+from judge.testing import workload
+from judge.throughput import Workload
+
+@workload
+def big(device):
+    def make(rng):
+        return [torch.randint(0, 100, (20_000,), generator=rng)], {}
+    return Workload(fn="double", make=make, check=lambda got, exp: torch.equal(got, exp),
+                    min_pairs=5, max_pairs=12)
+'''
+
+FAST = "def double(x):\n    return x * 2\n"
+SLOW = """
+import torch
+
+def double(x):
+    out = x.clone()
+    for _ in range(3000):  # the same work thousands of times over: ~20 ms
+        out = x * 2
+    return out
+"""
+CLOCK_TAMPERING = """
+import time
+import torch
+
+_real = time.perf_counter
+time.perf_counter = lambda: 0.0
+time.monotonic = lambda: 0.0
+time.time = lambda: 0.0
+
+def double(x):
+    for _ in range(3000):
+        out = x * 2
+    return out
+"""
+REPLAY = """
+import torch
+
+_seen = []
+
+def double(x):
+    if x.numel() > 1000 and _seen:
+        return _seen[0]  # replay the first big answer: no work at all
+    out = x * 2
+    if x.numel() > 1000:
+        _seen.append(out)
+    return out
+"""
+
+
+@pytest.fixture
+def problem(make_problem):
+    toml = THROUGHPUT_TOML.format(slug="double-it", number=7, wall=5.0, memory=2048)
+    return make_problem(toml=toml, tests=TESTS + WORKLOAD)
+
+
+def judge(problem, code, launcher):
+    return grade(problem, code, launcher, Options(seed=1))
+
+
+def test_reference_speed_is_accepted_and_recorded(problem, launcher):
+    report = judge(problem, FAST, launcher)
+    assert report.verdict is Verdict.ACCEPTED, report.message.en
+    (tp,) = report.throughput
+    assert tp["verdict"] == "accepted" and tp["ratio"] > 0.4
+    assert set(tp) >= {"device", "torch", "ratio", "spread", "min_ratio", "pairs"}
+    assert tp["device"] == "cpu" and tp["pairs"] >= 3
+
+
+@pytest.mark.parametrize("code", [SLOW, CLOCK_TAMPERING], ids=["slow", "patches-clocks"])
+def test_slow_code_is_too_slow_whatever_it_does_to_its_clocks(problem, launcher, code):
+    report = judge(problem, code, launcher)
+    assert report.verdict is Verdict.TOO_SLOW, (report.message.en, report.throughput)
+    (tp,) = report.throughput
+    assert tp["ratio"] < 0.4 and tp["verdict"] == "too_slow"
+    assert "at least 0.40× is required" in report.message.en
+    assert "要求至少 0.40 倍" in report.message.zh
+
+
+def test_replaying_an_earlier_answer_fails_the_timed_check(problem, launcher):
+    report = judge(problem, REPLAY, launcher)
+    assert report.verdict is Verdict.WRONG_ANSWER
+    assert "timed call returned a wrong result" in report.message.en
+
+
+def test_public_only_runs_no_throughput(problem, launcher):
+    report = grade(problem, SLOW, launcher, Options(public_only=True))
+    assert report.verdict is Verdict.ACCEPTED and report.throughput == []
+
+
+def test_median_interval_brackets_the_median():
+    values = [float(v) for v in range(1, 102)]
+    lo, hi = median_interval(values)
+    assert lo < statistics.median(values) < hi
+    assert hi - lo < 30
