@@ -34,6 +34,7 @@ from __future__ import annotations
 
 import ctypes
 import gc
+import importlib
 import json
 import os
 import re
@@ -62,8 +63,8 @@ def preload() -> dict[str, Any]:
     import sandbox.confine
     import sandbox.runner  # noqa: F401
 
-    try:
-        import numpy  # noqa: F401
+    try:  # optional: fixtures that need it (requires.numpy) then find it imported
+        importlib.import_module("numpy")
     except ImportError:
         pass
     gc.collect()
