@@ -12,11 +12,12 @@ Figures, per problem:
 * **verdict** — wall time of ``judge.grader.grade()``: making the job folders, starting the
   submission's and the reference's runners in the sandbox, importing both, running every
   case through the protocol, comparing, stopping the runners, removing the folders.
-* **bare** — the same cases with the same seeds, run in this process: the test functions
-  call the reference module directly (arguments deep-copied, as a process boundary would),
-  so it is input generation + both computations + comparisons, with no sandbox, no process
-  and no IPC. Cases that kill and restart a runner cannot run this way and are left out of
-  *both* figures' case list (noted in the output).
+* **bare** — the same cases with the same seeds, run in this process on one thread (as the
+  runners are): the test functions call the reference module directly, with the very
+  objects the case made (no copy: the reference does not modify its inputs), so it is input
+  generation + both computations + comparisons, with no sandbox, no process, no IPC and no
+  serialisation. Cases that kill or restart a runner, stream events, or need CUDA where
+  there is none cannot run this way and are left out of *both* figures (listed).
 * **overhead** — verdict p50 minus bare p50.
 
 Figures only, no asserts. ``--cold`` uses a launcher without the warm template (each runner
@@ -26,7 +27,6 @@ a fresh bubblewrap and a fresh ``import torch``), for comparison.
 from __future__ import annotations
 
 import argparse
-import copy
 import importlib.util
 import logging
 import statistics
@@ -80,7 +80,6 @@ class DirectSession:
 
     def call(self, target: str, fn: str, args: list, kwargs: dict, *,
              return_args: bool = False) -> CallResult:
-        args, kwargs = copy.deepcopy(args), copy.deepcopy(kwargs)
         if target == "fixture":
             assert self.fixture is not None
             scenario = getattr(self.fixture, fn)
@@ -92,8 +91,8 @@ class DirectSession:
             value = func(*args, **kwargs)
         except Exception as e:
             raise SubmissionError({"type": type(e).__name__, "message": str(e)}) from None
-        return CallResult(copy.deepcopy(value), args if return_args else [],
-                          kwargs if return_args else {}, time.perf_counter() - start)
+        return CallResult(value, args if return_args else [], kwargs if return_args else {},
+                          time.perf_counter() - start)
 
     def stream(self, *args: Any, **kwargs: Any):
         raise NotBare("streams events")
@@ -106,9 +105,13 @@ class DirectSession:
 
 
 def bare_cases(problem: Problem) -> list:
-    """The correctness cases that can run in-process."""
+    """The correctness cases that can run in-process (and here: CUDA ones need a GPU)."""
+    import torch
+
     chosen = []
     for spec in problem.tests.select():
+        if spec.device == "cuda" and not torch.cuda.is_available():
+            continue
         try:
             run_bare(problem, [spec], seed=1)
             chosen.append(spec)
@@ -171,7 +174,11 @@ def main(argv: list[str] | None = None) -> int:
     available = {p.slug: p for p in load_all()}
     wanted = args.problems or list(CORE)
 
+    import torch
+
     from sandbox.bwrap import BwrapLauncher
+
+    torch.set_num_threads(1)  # as in the runners (HELLO asks for one thread)
 
     started = time.perf_counter()
     launcher = BwrapLauncher(args.slot, warm=not args.cold)

@@ -58,15 +58,20 @@ def preload() -> dict[str, Any]:
     import torch
     import torch.nn
     import torch.nn.functional
+    import torch.optim
     import torch.utils.data
 
     import sandbox.confine
     import sandbox.runner  # noqa: F401
 
-    try:  # optional: fixtures that need it (requires.numpy) then find it imported
-        importlib.import_module("numpy")
-    except ImportError:
-        pass
+    # Optional, but costly where a job would import them itself: numpy for fixtures that
+    # need it (requires.numpy); torch._dynamo, which every torch.optim optimizer imports
+    # when it is made (1-4 s here; it starts no thread and does not touch CUDA).
+    for name in ("numpy", "torch._dynamo"):
+        try:
+            importlib.import_module(name)
+        except ImportError:
+            pass
     gc.collect()
     # Objects made so far are never collected again: a child's collector then does not
     # write to (and so copy) the template's pages.
