@@ -47,7 +47,10 @@ def test_environment_is_cleared(any_launcher, tmp_path, monkeypatch):
     assert not any("tj-secret" in v for v in env.values())
     assert set(env) <= {"PATH", "LANG", "OMP_NUM_THREADS", "MKL_NUM_THREADS", "HOME", "USER",
                         "LOGNAME", "TMPDIR", "PWD", "PYTHONPATH", "PYTHONNOUSERSITE",
-                        "PYTHONDONTWRITEBYTECODE", "PYTHONHASHSEED", "PYTHONUNBUFFERED"}
+                        "PYTHONDONTWRITEBYTECODE", "PYTHONHASHSEED", "PYTHONUNBUFFERED",
+                        # set by torch._dynamo's import (warm: preloaded by the template)
+                        "TORCHINDUCTOR_CACHE_DIR"}
+    assert env.get("TORCHINDUCTOR_CACHE_DIR", "/tmp/").startswith("/tmp/")
     assert cwd == "/job"
     assert hostname == "sandbox"
 
