@@ -29,9 +29,15 @@ def plain_launcher() -> Launcher:
 
 
 def sandbox_launcher() -> Launcher:
-    from sandbox.bwrap import BwrapLauncher
+    """The bubblewrap sandbox, for worker slot ``JUDGE_SANDBOX_SLOT`` (default 0). Exits
+    with a clear message where the machine cannot run it: never an unsandboxed fallback."""
+    from sandbox.bwrap import BwrapLauncher, SandboxUnavailable, slot_from_env
 
-    return BwrapLauncher()
+    try:
+        return BwrapLauncher(slot_from_env())
+    except SandboxUnavailable as e:
+        raise SystemExit(f"error: the sandbox is unavailable: {e}\n(for development only, "
+                         "--no-sandbox or JUDGE_NO_SANDBOX=1 runs without it)") from None
 
 
 def launcher_from_args(args: argparse.Namespace) -> Launcher:

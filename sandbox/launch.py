@@ -19,6 +19,8 @@ import subprocess
 import sys
 import threading
 import time
+import weakref
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Protocol
@@ -41,7 +43,27 @@ class Limits:
     file_mb: int = 64
     nproc: int = 64
     nofile: int = 256
-    tmp_mb: int = 64
+    tmp_mb: int = 64  # the sandbox's /tmp (a tmpfs)
+    shm_mb: int = 16  # its /dev/shm
+    job_mb: int = 256  # its job folder (a tmpfs that outlives the process, see jobdirs.py)
+
+    def rlimits(self, address_space: bool) -> dict[str, object]:
+        """The rlimits as data, for sandbox.confine.apply_rlimits inside the sandbox."""
+        return {"cpu_s": self.cpu_s, "memory_mb": self.memory_mb, "file_mb": self.file_mb,
+                "nproc": self.nproc, "nofile": self.nofile, "tmp_mb": self.tmp_mb,
+                "shm_mb": self.shm_mb, "address_space": address_space}
+
+
+@dataclass(frozen=True)
+class Usage:
+    """What a finished process used, as the kernel counted it."""
+
+    cpu_s: float = 0.0
+    max_rss_mb: float = 0.0
+
+    @classmethod
+    def of(cls, usage: resource.struct_rusage) -> Usage:
+        return cls(usage.ru_utime + usage.ru_stime, usage.ru_maxrss / 1024)
 
 
 @dataclass(frozen=True)
@@ -94,6 +116,8 @@ class RunnerProcess:
         self._exit: Exit | None = None
         self._done = threading.Event()
         self._lock = threading.Lock()
+        # The channel's descriptor is closed once nobody can use it any more (see _finished).
+        weakref.finalize(self, channel.close)
 
     # --- paths
     def path_inside(self, host_path: Path) -> str:
@@ -136,23 +160,45 @@ class RunnerProcess:
     def alive(self) -> bool:
         return not self._done.is_set()
 
-    def _finished(self, status: int, usage: resource.struct_rusage) -> None:
-        cpu = usage.ru_utime + usage.ru_stime
-        rss = usage.ru_maxrss / 1024
-        sig = os.WTERMSIG(status) if os.WIFSIGNALED(status) else None
-        code = os.WEXITSTATUS(status) if os.WIFEXITED(status) else None
+    def _signal_of(self, status: int) -> tuple[int | None, int | None]:
+        """(exit code, signal) from a wait status."""
+        if os.WIFSIGNALED(status):
+            return None, os.WTERMSIG(status)
+        return os.WEXITSTATUS(status), None
+
+    def _out_of_memory(self) -> bool:
+        """Whether the kernel's OOM killer ended it (a launcher with cgroups knows)."""
+        return False
+
+    def _release(self) -> None:
+        """Free what the launcher holds for this process (called once, after it ended)."""
+
+    def _finished(self, status: int, usage: Usage) -> None:
+        cpu, rss = usage.cpu_s, usage.max_rss_mb
+        code, sig = self._signal_of(status)
         reason = self._kill_reason
         if reason is None:
-            if sig == signal.SIGXCPU or (sig == signal.SIGKILL
-                                         and cpu >= self.job.limits.cpu_s * 0.98):
+            if sig == signal.SIGKILL and self._out_of_memory():
+                reason = "memory"
+            elif sig == signal.SIGXCPU or (sig == signal.SIGKILL
+                                           and cpu >= self.job.limits.cpu_s * 0.98):
                 reason = "cpu"
             elif sig is not None:
                 reason = "signaled"
             else:
                 reason = "exited"
         self._exit = Exit(reason, code, sig, cpu, rss)
-        self.channel.close()
-        self._done.set()
+        # Shut the channel down rather than close it: the grader's thread may be in the
+        # middle of a recv or a send on it, which must end in ChannelClosed (EOF, EPIPE), not
+        # in EBADF on a descriptor that another thread closed (or worse, reused).
+        try:
+            self.channel.sock.shutdown(socket.SHUT_RDWR)
+        except OSError:
+            pass
+        try:
+            self._release()
+        finally:
+            self._done.set()
 
 
 class Launcher(Protocol):
@@ -238,13 +284,15 @@ class PlainLauncher:
         pass
 
 
-def _reap(proc: subprocess.Popen) -> tuple[int, resource.struct_rusage]:
+def _reap(proc: subprocess.Popen) -> tuple[int, Usage]:
     _, status, usage = os.wait4(proc.pid, 0)
-    return status, usage
+    return status, Usage.of(usage)
 
 
-def watch(runner: RunnerProcess, output_fd: int, reap) -> None:
-    """Drain the runner's output, enforce its lifetime, reap it and record its Exit."""
+def watch(runner: RunnerProcess, output_fd: int, reap: Callable[[], tuple[int, Usage]]) -> None:
+    """Drain the runner's output, enforce its lifetime, reap it and record its Exit.
+
+    ``reap`` blocks until the process has ended and returns its wait status and usage."""
     out_fd = os.dup(output_fd)
     lifetime = runner.job.limits.lifetime_s
 

@@ -1,0 +1,210 @@
+"""Submit-to-verdict latency of the sandboxed judge, against the bare compute it wraps.
+
+    python bench/latency.py [-n 20] [--cold] [--slot 0] [PROBLEM ...]
+
+For each core problem present in ``problems/`` (padding-collate, length-bucketing,
+grad-accumulation, resumable-training; the absent ones are listed as such), judge the
+problem's reference N times through one launcher created up front, the way a worker
+judges: correctness cases only (throughput checks off), a fresh secret seed each time.
+
+Figures, per problem:
+
+* **verdict** — wall time of ``judge.grader.grade()``: making the job folders, starting the
+  submission's and the reference's runners in the sandbox, importing both, running every
+  case through the protocol, comparing, stopping the runners, removing the folders.
+* **bare** — the same cases with the same seeds, run in this process on one thread (as the
+  runners are): the test functions call the reference module directly, with the very
+  objects the case made (no copy: the reference does not modify its inputs), so it is input
+  generation + both computations + comparisons, with no sandbox, no process, no IPC and no
+  serialisation. Cases that kill or restart a runner, stream events, or need CUDA where
+  there is none cannot run this way and are left out of *both* figures (listed).
+* **overhead** — verdict p50 minus bare p50.
+
+Figures only, no asserts. ``--cold`` uses a launcher without the warm template (each runner
+a fresh bubblewrap and a fresh ``import torch``), for comparison.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib.util
+import logging
+import statistics
+import sys
+import time
+from pathlib import Path
+from types import ModuleType
+from typing import Any
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+from judge.grader import Options, grade  # noqa: E402
+from judge.package import Problem, load_all  # noqa: E402
+from judge.session import Budget, CallResult, SubmissionError  # noqa: E402
+from judge.testing import Ctx, case_seed  # noqa: E402
+
+CORE = ("padding-collate", "length-bucketing", "grad-accumulation", "resumable-training")
+
+
+class NotBare(Exception):
+    """A case needs a real process (it kills or restarts runners)."""
+
+
+def _module(path: Path, name: str) -> ModuleType:
+    spec = importlib.util.spec_from_file_location(name, path)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+class _Context:
+    """The fixture's ``ctx`` in-process: events are dropped, questions answered None."""
+
+    def emit(self, data: Any) -> None:
+        pass
+
+    def ask(self, data: Any) -> Any:
+        return None
+
+
+class DirectSession:
+    """Stands in for a RunnerSession: calls the module in this process."""
+
+    def __init__(self, problem: Problem) -> None:
+        self.sol = _module(problem.dir / "reference.py", "bare_solution")
+        fixture = problem.fixture_path
+        self.fixture = _module(fixture, "bare_fixture") if fixture else None
+        self.budget: Budget | None = None
+
+    def call(self, target: str, fn: str, args: list, kwargs: dict, *,
+             return_args: bool = False) -> CallResult:
+        if target == "fixture":
+            assert self.fixture is not None
+            scenario = getattr(self.fixture, fn)
+            func = lambda *a, **k: scenario(self.sol, _Context(), *a, **k)  # noqa: E731
+        else:
+            func = getattr(self.sol, fn)
+        start = time.perf_counter()
+        try:
+            value = func(*args, **kwargs)
+        except Exception as e:
+            raise SubmissionError({"type": type(e).__name__, "message": str(e)}) from None
+        return CallResult(value, args if return_args else [], kwargs if return_args else {},
+                          time.perf_counter() - start)
+
+    def stream(self, *args: Any, **kwargs: Any):
+        raise NotBare("streams events")
+
+    def kill(self) -> None:
+        raise NotBare("kills a runner")
+
+    def ready(self) -> dict[str, Any]:
+        return {}
+
+
+def bare_cases(problem: Problem) -> list:
+    """The correctness cases that can run in-process (and here: CUDA ones need a GPU)."""
+    import torch
+
+    chosen = []
+    for spec in problem.tests.select():
+        if spec.device == "cuda" and not torch.cuda.is_available():
+            continue
+        try:
+            run_bare(problem, [spec], seed=1)
+            chosen.append(spec)
+        except NotBare:
+            pass
+    return chosen
+
+
+def run_bare(problem: Problem, cases: list, seed: int) -> None:
+    sessions = {"sub": DirectSession(problem), "ref": DirectSession(problem)}
+
+    def get(role: str, fresh: bool = False) -> Any:
+        if fresh:
+            raise NotBare("needs a fresh runner")
+        return sessions[role]
+
+    for spec in cases:
+        budget = Budget(spec.timeout_s or problem.meta.limits.case_wall_s)
+        ctx = Ctx(seed=case_seed(seed, spec.name), public=spec.public, budget=budget,
+                  sessions=get, workdirs={}, device="cpu")
+        spec.fn(ctx)
+
+
+def percentile(values: list[float], q: float) -> float:
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, round(q * (len(ordered) - 1)))]
+
+
+def measure(problem: Problem, launcher: Any, runs: int) -> dict[str, Any]:
+    cases = bare_cases(problem)
+    names = tuple(c.name for c in cases)
+    skipped = [c.name for c in problem.tests.select() if c.name not in names]
+    code = problem.read("reference.py")
+    options = lambda seed: Options(seed=seed, throughput=False, cases=names)  # noqa: E731
+    for seed in (101, 102):  # warm-up: page cache, the template's first forks
+        grade(problem, code, launcher, options(seed))
+        run_bare(problem, cases, seed)
+    verdict, bare, verdicts = [], [], set()
+    for i in range(runs):
+        seed = 1000 + i
+        start = time.perf_counter()
+        report = grade(problem, code, launcher, options(seed))
+        verdict.append(time.perf_counter() - start)
+        verdicts.add(str(report.verdict))
+        start = time.perf_counter()
+        run_bare(problem, cases, seed)
+        bare.append(time.perf_counter() - start)
+    return {"cases": len(cases), "skipped": skipped, "verdicts": sorted(verdicts),
+            "verdict": verdict, "bare": bare}
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("problems", nargs="*", help="slugs (default: the core problems)")
+    parser.add_argument("-n", "--runs", type=int, default=20)
+    parser.add_argument("--cold", action="store_true", help="no warm template")
+    parser.add_argument("--slot", type=int, default=0)
+    args = parser.parse_args(argv)
+    logging.basicConfig(level=logging.WARNING, format="%(levelname)s %(name)s: %(message)s")
+    available = {p.slug: p for p in load_all()}
+    wanted = args.problems or list(CORE)
+
+    import torch
+
+    from sandbox.bwrap import BwrapLauncher
+
+    torch.set_num_threads(1)  # as in the runners (HELLO asks for one thread)
+
+    started = time.perf_counter()
+    launcher = BwrapLauncher(args.slot, warm=not args.cold)
+    if launcher.template is not None:
+        launcher.template.wait_ready()
+    print(f"launcher: bwrap, {'cold' if args.cold else 'warm'}, ready in "
+          f"{time.perf_counter() - started:.2f} s; {args.runs} runs per problem")
+    print(f"{'problem':22} {'cases':>5}  {'verdict p50':>11} {'p95':>7}  {'bare p50':>8} "
+          f"{'p95':>7}  {'overhead':>8}")
+    try:
+        for slug in wanted:
+            problem = available.get(slug)
+            if problem is None:
+                print(f"{slug:22} (not in problems/ yet)")
+                continue
+            m = measure(problem, launcher, args.runs)
+            v50, v95 = statistics.median(m["verdict"]), percentile(m["verdict"], 0.95)
+            b50, b95 = statistics.median(m["bare"]), percentile(m["bare"], 0.95)
+            print(f"{slug:22} {m['cases']:>5}  {v50:>10.3f}s {v95:>6.3f}s  {b50:>7.3f}s "
+                  f"{b95:>6.3f}s  {v50 - b50:>7.3f}s   verdicts: {', '.join(m['verdicts'])}")
+            if m["skipped"]:
+                print(f"{'':22} not timed (need a real process): {', '.join(m['skipped'])}")
+    finally:
+        launcher.close()
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

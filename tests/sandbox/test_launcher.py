@@ -1,0 +1,101 @@
+"""The launcher as the judge uses it: the default, its report, its recovery, its cleanup."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+
+import pytest
+
+from judge.grader import Options, grade
+from judge.package import load_problem
+from judge.verdict import Verdict
+from tests.sandbox.helpers import ROOT, call, job_mounts, leftovers, processes_of
+
+pytestmark = pytest.mark.sandbox
+
+PADDING = ROOT / "problems" / "padding-collate"
+
+
+@pytest.mark.slow
+def test_cli_grades_in_the_sandbox_by_default(tmp_path):
+    env = {k: v for k, v in os.environ.items() if k != "JUDGE_NO_SANDBOX"}
+    env["JUDGE_SANDBOX_SLOT"] = str(7)
+    done = subprocess.run([sys.executable, "-m", "judge", "grade", str(PADDING),
+                           str(PADDING / "reference.py"), "--json", "--no-throughput"],
+                          cwd=ROOT, env=env, capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr
+    report = json.loads(done.stdout)
+    assert report["isolation"] == "bwrap"
+    assert report["verdict"] == "accepted"
+    assert "SANDBOX DISABLED" not in done.stderr
+
+
+def test_the_grader_reports_bwrap_and_cleans_up(warm_launcher, tmp_path):
+    problem = load_problem(PADDING)
+    before = processes_of(warm_launcher.uid)
+    report = grade(problem, problem.read("reference.py"), warm_launcher,
+                   Options(throughput=False, jobs_root=tmp_path))
+    assert report.verdict is Verdict.ACCEPTED, report.message
+    assert report.isolation == "bwrap"
+    assert not leftovers(warm_launcher, before)
+    assert warm_launcher.jobdirs is not None
+    warm_launcher.jobdirs.collect()
+    assert not [m for m in job_mounts() if m.startswith(str(tmp_path))]
+    assert list(tmp_path.iterdir()) == []  # the grader's folders are gone too
+    hierarchy = warm_launcher.hierarchy
+    if hierarchy is not None:
+        mine = f"{os.getpid()}-{warm_launcher.slot}-"
+        assert not [g for g in hierarchy.memory.iterdir() if g.name.startswith(mine)]
+
+
+def test_a_dead_template_is_replaced(tmp_path):
+    from tests.sandbox.helpers import make_launcher
+
+    launcher = make_launcher()
+    try:
+        template = launcher.template
+        assert template is not None
+        template.wait_ready()
+        os.killpg(template.proc.pid, signal.SIGKILL)
+        template.proc.wait(5)
+        assert call(launcher, tmp_path, "def f():\n    return 42\n") == 42
+        assert launcher.template is not template and launcher.template.alive
+    finally:
+        launcher.close()
+
+
+def descendants(pid: int) -> set[int]:
+    """``pid`` and every live process below it."""
+    children: dict[int, list[int]] = {}
+    for entry in filter(str.isdigit, os.listdir("/proc")):
+        try:
+            with open(f"/proc/{entry}/stat") as f:
+                fields = f.read().rsplit(")", 1)[1].split()
+        except (OSError, IndexError):
+            continue
+        if fields[0] != "Z":
+            children.setdefault(int(fields[1]), []).append(int(entry))
+    found, todo = set(), [pid]
+    while todo:
+        p = todo.pop()
+        found.add(p)
+        todo += children.get(p, [])
+    return found
+
+
+def test_closing_the_launcher_leaves_nothing(tmp_path):
+    from tests.sandbox.helpers import make_launcher
+
+    launcher = make_launcher()
+    launcher.template.wait_ready()
+    call(launcher, tmp_path, "def f():\n    return 1\n")
+    tree = descendants(launcher.template.proc.pid)
+    assert len(tree) >= 3  # bwrap, its init, the template
+    launcher.close()
+    time.sleep(0.2)
+    assert not tree & descendants(1)  # none of them is alive anywhere
