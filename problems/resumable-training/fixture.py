@@ -239,19 +239,16 @@ class Watch:
     @contextlib.contextmanager
     def quiet(self):
         """The fixture's own file operations are not the learner's: no questions."""
+        before = getattr(self.busy, "on", False)
         self.busy.on = True
         try:
             yield
         finally:
-            self.busy.on = False
+            self.busy.on = before
 
     def ask(self, data):
-        with self.lock:
-            self.busy.on = True
-            try:
-                return self.ctx.ask(data)
-            finally:
-                self.busy.on = False
+        with self.lock, self.quiet():
+            return self.ctx.ask(data)
 
     def relative(self, path, dir_fd=None):
         """``path`` relative to the folder, or None when it lies outside."""
@@ -279,10 +276,16 @@ def _destination(f):
     w = _watch
     if isinstance(f, (str, bytes, os.PathLike)):
         return w.relative(f), "path"
+    if not callable(getattr(f, "write", None)):
+        return None, None
     name = getattr(f, "name", None)
-    if callable(getattr(f, "write", None)) and isinstance(name, (str, bytes)):
-        return w.relative(name), "file"
-    return None, None
+    if not isinstance(name, (str, bytes)):
+        # os.fdopen(fd) of tempfile.mkstemp has no path for a name: ask the kernel
+        try:
+            name = os.readlink(f"/proc/self/fd/{int(f.fileno())}")
+        except (AttributeError, OSError, TypeError, ValueError):
+            return None, None
+    return w.relative(name), "file"
 
 
 def _save(obj, f, *args, **kwargs):

@@ -193,6 +193,11 @@ def mb(n: float) -> str:
     return f"{n / MB:.2f} MB"
 
 
+def number(v) -> str:
+    """An int the sandbox sent, for a message (anything else shows as '?')."""
+    return str(v) if type(v) is int else "?"
+
+
 # ---------------------------------------------------------------- the expected run
 
 
@@ -395,10 +400,10 @@ class Follow:
             how = T(f"在第 {s} 步的 setup.log 之后立即被杀死", f"killed right after setup.log "
                     f"of step {s}")
         elif kill.at == "save_mid" and kind == "save_mid" and s >= kill.step:
-            how = T(f"在第 {s} 步之后写检查点 {path} 写到一半（{data.get('written')}/"
-                    f"{data.get('total')} 字节）时被杀死", f"killed halfway through writing "
-                    f"checkpoint {path} after step {s} ({data.get('written')} of "
-                    f"{data.get('total')} bytes written)")
+            done, size = number(data.get("written")), number(data.get("total"))
+            how = T(f"在第 {s} 步之后写检查点 {path} 写到一半（{done}/{size} 字节）时被杀死",
+                    f"killed halfway through writing checkpoint {path} after step {s} "
+                    f"({done} of {size} bytes written)")
         elif kill.at == "after_ckpt" and s >= kill.step:
             if kind == "save_done":
                 self.armed = True
@@ -582,7 +587,9 @@ def kills_across_epochs(t):
 @case(zh="第一个检查点之前被杀死，以及检查点刚写完就被杀死",
       en="a kill before the first checkpoint, and one right after a checkpoint completed")
 def kills_around_checkpoints(t):
-    params, shape = random_run(t, every=t.random.randint(5, 8))
+    every = t.random.randint(5, 8)
+    params, shape = random_run(t, every=every, total=every * t.random.randint(3, 5)
+                               + t.random.randint(1, every - 1))
     before = t.random.randint(2, shape.every)
     after = t.random.randint(2, shape.total // shape.every - 1) * shape.every
     run_killed(t, params, [Kill("log", before), Kill("after_ckpt", after)])
