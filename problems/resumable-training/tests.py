@@ -177,16 +177,19 @@ def _walk(fd: int, prefix: str, files: list[tuple[str, int]], depth: int) -> Non
         for entry in entries:
             if len(files) > MAX_ENTRIES or depth > 8:
                 raise Planted("too many files or folders")
-            st = entry.stat(follow_symlinks=False)
-            if entry.is_dir(follow_symlinks=False):
+            try:  # a learner's thread may remove files while the judge walks the folder
+                st = entry.stat(follow_symlinks=False)
+                if not entry.is_dir(follow_symlinks=False):
+                    files.append((prefix + entry.name, st.st_size))
+                    continue
                 sub = os.open(entry.name, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW,
                               dir_fd=fd)
-                try:
-                    _walk(sub, f"{prefix}{entry.name}/", files, depth + 1)
-                finally:
-                    os.close(sub)
-            else:
-                files.append((prefix + entry.name, st.st_size))
+            except OSError:  # gone, or swapped for a link meanwhile: nothing to count
+                continue
+            try:
+                _walk(sub, f"{prefix}{entry.name}/", files, depth + 1)
+            finally:
+                os.close(sub)
 
 
 def mb(n: float) -> str:
@@ -216,7 +219,7 @@ _folders = itertools.count()
 
 
 def new_folder(t, role: str) -> tuple[Path, str]:
-    name = f"ckpt-{next(_folders)}-{t.seed % 100000:05d}"
+    name = f"ckpt-{next(_folders)}"
     host = t.workdir(role) / name
     host.mkdir()
     return host, name
@@ -251,8 +254,8 @@ class Logged:
 @dataclass
 class RunInfo:
     index: int
-    after: T | None  # how the previous process was killed
-    after_kind: str | None
+    after: T | None  # what ended the previous process, as a clause: "after the process was ..."
+    after_kind: str | None  # the kind of kill ("log", "save_mid", ...) or "end"
     before: int  # the highest step logged before this process started
     logs: list[Logged] = field(default_factory=list)
 
@@ -271,6 +274,7 @@ class Follow:
         self.top = 0  # the highest step logged so far
         self.last: dict[int, Logged] = {}
         self.runs: list[RunInfo] = []
+        self.kills: list[T] = []  # how each process was killed, in order
         self.armed = False  # an "after_ckpt" kill waits for the next quiet moment
 
     # ------------------------------------------------ processes
@@ -285,19 +289,20 @@ class Follow:
             return T(f"第 {e.step} 步（第一次运行，还没有被杀过）",
                      f"step {e.step} (in the first run, before any kill)")
         first = run.logs[0].step if run.logs else e.step
-        return T(f"第 {e.step} 步（第 {run.index + 1} 次运行的第 {e.nth} 步：进程{run.after.zh}后，"
+        return T(f"第 {e.step} 步（第 {run.index + 1} 次运行的第 {e.nth} 步：{run.after.zh}，"
                  f"它从第 {first} 步开始）",
-                 f"step {e.step} (run {run.index + 1}, its {ordinal(e.nth)} step: it began at "
-                 f"step {first} after the process was {run.after.en})")
+                 f"step {e.step} (run {run.index + 1}, its {ordinal(e.nth)} step: "
+                 f"{run.after.en}, it began at step {first})")
 
     # ------------------------------------------------ events
     def measure(self, moment: T) -> None:
         try:
             used, files = folder_usage(self.host)
         except Planted as e:
-            self.t.fail(T(f"{moment.zh}：ckpt_dir 里出现了评测不会跟随的符号链接或过多文件（{e}）",
-                          f"{moment.en}: ckpt_dir holds a symbolic link or too many files, "
-                          f"which the judge does not follow ({e})"))
+            self.t.fail(T(f"{moment.zh}：无法测量 ckpt_dir：它被删除了或被换成了符号链接，"
+                          f"或者里面的文件太多、目录太深（{e}）", f"{moment.en}: ckpt_dir "
+                          f"cannot be measured: it was removed or replaced by a symbolic link, "
+                          f"or it holds too many files or folders ({e})"))
         if used > self.exp.limit:
             shown = ", ".join(f"{name} {mb(size)}" for name, size in files[:5])
             more = f", +{len(files) - 5}" if len(files) > 5 else ""
@@ -372,8 +377,8 @@ class Follow:
         assert run.after is not None
         before, after = run.before, run.after
         if first > before + 1:
-            self.t.fail(T(f"进程{after.zh}后，重启的 train 从第 {first} 步开始：第 {before + 1}–"
-                          f"{first - 1} 步被跳过了", f"after the process was {after.en}, the "
+            self.t.fail(T(f"{after.zh}，重启的 train 从第 {first} 步开始：第 {before + 1}–"
+                          f"{first - 1} 步被跳过了", f"{after.en}, the "
                           f"restarted train began at step {first}: steps {before + 1}–{first - 1} "
                           f"were skipped") + T(" —— ", " — ") + HINT_RESUME)
         redone = before - first + 1
@@ -382,9 +387,9 @@ class Follow:
             if run.after_kind == "save_mid" and first == 1:
                 hint = T("写了一半的检查点没法用，于是从头开始了。", "the half-written checkpoint "
                          "could not be used, so it started over: ") + HINT_ATOMIC
-            self.t.fail(T(f"进程{after.zh}后，重启的 train 从第 {first} 步开始，重做了 {redone} 步"
+            self.t.fail(T(f"{after.zh}，重启的 train 从第 {first} 步开始，重做了 {redone} 步"
                           f"（第 {first}–{before} 步），但最多只能重做 checkpoint_every = "
-                          f"{self.every} 步", f"after the process was {after.en}, the restarted "
+                          f"{self.every} 步", f"{after.en}, the restarted "
                           f"train began at step {first} and redid {redone} steps ({first}–"
                           f"{before}); at most checkpoint_every = {self.every} may be redone")
                         + T(" —— ", " — ") + hint)
@@ -489,12 +494,14 @@ def run_killed(t, params, plan: list[Kill], *, restart_after_end: bool = False) 
                 if after is None:
                     raise
                 hint = HINT_ATOMIC if after_kind == "save_mid" else HINT_RESUME
-                t.fail(T(f"进程{after.zh}后，重启的 train ", f"after the process was {after.en}, "
-                         f"the restarted train ") + e.describe() + T("\n—— ", "\n— ") + hint)
+                t.fail(T(f"{after.zh}，重启的 train ", f"{after.en}, the restarted train ")
+                       + e.describe() + T("\n—— ", "\n— ") + hint)
             finally:
                 events.close()
         if killed is not None:
-            after, after_kind = killed
+            how, after_kind = killed
+            follow.kills.append(how)
+            after = T(f"进程{how.zh}后", f"after the process was {how.en}")
             follow.measure(T("进程被杀死之后", "after the process was killed"))
             continue
         follow.measure(T("train 返回时", "when train returned"))
@@ -502,7 +509,7 @@ def run_killed(t, params, plan: list[Kill], *, restart_after_end: bool = False) 
         value = stream.result.value
         finals.append(value.get("final") if isinstance(value, dict) else value)
         ends += 1
-        after = T("在 train 正常返回之后再次启动", "started again after train had returned")
+        after = T("train 正常返回后又一次启动", "when started again after train had returned")
         after_kind = "end"
     follow.check_losses()
     for final in finals:
@@ -527,7 +534,7 @@ def run_once(t, params) -> Follow:
 
 
 def summary(follow: Follow) -> tuple[str, str]:
-    kills = [r.after for r in follow.runs[1:] if r.after is not None]
+    kills = follow.kills
     zh = f"{follow.total} 步全部与不中断的运行逐位一致；{len(follow.runs)} 次运行"
     en = (f"all {follow.total} steps bitwise equal to the uninterrupted run; "
           f"{len(follow.runs)} run(s)")
