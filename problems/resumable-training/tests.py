@@ -162,7 +162,7 @@ def folder_usage(path: Path) -> tuple[int, list[tuple[str, int]]]:
     try:
         fd = os.open(path, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW)
     except OSError as e:
-        raise Planted(str(e)) from None
+        raise Planted(os.strerror(e.errno) if e.errno else "cannot be opened") from None
     files: list[tuple[str, int]] = []
     try:
         _walk(fd, "", files, 0)
@@ -304,13 +304,14 @@ class Follow:
                           f"cannot be measured: it was removed or replaced by a symbolic link, "
                           f"or it holds too many files or folders ({e})"))
         if used > self.exp.limit:
-            shown = ", ".join(f"{name} {mb(size)}" for name, size in files[:5])
-            more = f", +{len(files) - 5}" if len(files) > 5 else ""
-            self.t.fail(T(f"{moment.zh}：ckpt_dir 里有 {mb(used)}（{shown}{more}），超过了 "
+            shown = [f"{name} {mb(size)}" for name, size in files[:5]]
+            shown += [f"+{len(files) - 5}"] if len(files) > 5 else []
+            zh, en = "，".join(shown), ", ".join(shown)
+            self.t.fail(T(f"{moment.zh}：ckpt_dir 里有 {mb(used)}（{zh}），超过了 "
                           f"{MAX_CHECKPOINTS} 个检查点的量 {mb(self.exp.limit)}"
                           f"（一个检查点的量是参考解答检查点的 {CKPT_SLACK} 倍，"
                           f"即 {mb(self.exp.unit)}）",
-                          f"{moment.en}: ckpt_dir held {mb(used)} ({shown}{more}), more than "
+                          f"{moment.en}: ckpt_dir held {mb(used)} ({en}), more than "
                           f"{MAX_CHECKPOINTS} checkpoints' worth, {mb(self.exp.limit)} (one "
                           f"checkpoint's worth is {CKPT_SLACK} x the reference's checkpoint, "
                           f"{mb(self.exp.unit)})") + T(" —— ", " — ") + HINT_DISK)
