@@ -1,0 +1,62 @@
+"""Restores the RNG states as soon as the checkpoint is loaded, then skips the consumed
+batches: loading them draws from NumPy's and Python's RNGs again, so the states are wrong
+when training goes on."""
+
+import os
+import random
+
+import numpy as np
+import torch
+
+
+def get_rng():
+    return {"torch": torch.get_rng_state(), "numpy": np.random.get_state(),
+            "random": random.getstate()}
+
+
+def set_rng(rng):
+    torch.set_rng_state(rng["torch"])
+    np.random.set_state(rng["numpy"])
+    random.setstate(rng["random"])
+
+
+def save(state, path):
+    tmp = path + ".tmp"
+    torch.save(state, tmp)
+    os.replace(tmp, path)
+
+
+def train(setup, ckpt_dir, total_steps):
+    path = os.path.join(ckpt_dir, "ckpt.pt")
+    step = epoch = skip = 0
+    ckpt = None
+    if os.path.exists(path):
+        ckpt = torch.load(path, weights_only=False)
+        setup.model.load_state_dict(ckpt["model"])
+        setup.optimizer.load_state_dict(ckpt["optimizer"])
+        setup.scheduler.load_state_dict(ckpt["scheduler"])
+        step, epoch, skip = ckpt["step"], ckpt["epoch"], ckpt["skip"]
+        set_rng(ckpt["rng"])
+
+    while step < total_steps:
+        batches = iter(setup.make_loader(epoch))
+        for _ in range(skip):
+            next(batches)
+        for x, y in batches:
+            loss = setup.loss_fn(setup.model(x), y)
+            setup.optimizer.zero_grad()
+            loss.backward()
+            setup.optimizer.step()
+            setup.scheduler.step()
+            step += 1
+            skip += 1
+            setup.log(step, loss.item())
+            if step % setup.checkpoint_every == 0 or step == total_steps:
+                save({"model": setup.model.state_dict(),
+                      "optimizer": setup.optimizer.state_dict(),
+                      "scheduler": setup.scheduler.state_dict(),
+                      "step": step, "epoch": epoch, "skip": skip, "rng": get_rng()}, path)
+            if step == total_steps:
+                return
+        epoch += 1
+        skip = 0
