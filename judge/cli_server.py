@@ -40,6 +40,12 @@ def _sandbox_available() -> str | None:
 
     if importlib.util.find_spec("sandbox.bwrap") is None:
         return "the sandbox (sandbox/bwrap.py) is not installed in this checkout"
+    from sandbox.bwrap import BwrapLauncher, SandboxUnavailable
+
+    try:  # a cold launcher probes bubblewrap, root, seccomp and the slot uid, then stops
+        BwrapLauncher(warm=False).close()
+    except SandboxUnavailable as e:
+        return str(e)
     return None
 
 
