@@ -215,15 +215,17 @@ class RunnerSession:
         return Stream(self)
 
     def timed_run(self, target: str, fn: str, args: list, kwargs: dict, deadline_s: float,
-                  *, prepare: str | None = None) -> tuple[CallResult, float]:
+                  *, prepare: str | None = None,
+                  cpu: int | None = None) -> tuple[CallResult, float]:
         """Stage the inputs (untimed; with ``prepare``, the fixture builds its state from
-        them), then time RUN until the whole RESULT has arrived."""
+        them), then time RUN until the whole RESULT has arrived. With ``cpu``, the runner
+        pins itself to that CPU first (both sides of a comparison share one core)."""
         self._check_usable()
         self.ready()
         assert self.process is not None
         ch = self.process.channel
         ch.send(Kind.STAGE, {"id": 1, "target": target, "fn": fn, "args": args,
-                             "kwargs": kwargs, "prepare": prepare})
+                             "kwargs": kwargs, "prepare": prepare, "cpu": cpu})
         msg = self._recv(time.monotonic() + START_TIMEOUT_S, START_TIMEOUT_S)
         if msg.kind is Kind.ERROR:
             raise SubmissionError(msg.body if isinstance(msg.body, dict) else {})

@@ -36,6 +36,8 @@ from judge.verdict import Verdict
 
 BORDERLINE = 0.85  # a median within this factor of the bar is measured again
 REL_WIDTH = 0.06  # stop once the median's confidence interval is this narrow (relative)
+# Both sides are timed on one core: the grader's highest allowed CPU (None: anywhere).
+TIMING_CPU = max(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else None
 SLOWEST = 25.0  # a call this many times slower than the reference's median is cut short
 
 
@@ -110,7 +112,8 @@ def measure(workload: Workload, spec: Throughput, sessions, rng: torch.Generator
                 limit = min(call_limit, max(2.0, SLOWEST * statistics.median(m.ref_s)))
             try:
                 res, elapsed = session.timed_run(workload.target, workload.fn, args, kwargs,
-                                                 limit, prepare=workload.prepare)
+                                                 limit, prepare=workload.prepare,
+                                                 cpu=TIMING_CPU)
             except RunnerLost as e:
                 if role == "ref":
                     raise

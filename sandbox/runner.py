@@ -23,6 +23,7 @@ Start it as ``python -m sandbox.runner --fd N`` (a socket inherited on fd N) or 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import gc
 import importlib.util
 import os
@@ -164,6 +165,12 @@ class Runner:
             self.channel.send(Kind.ERROR, _describe(e, self.submission_path))
             return
         self.staged[body.get("id")] = (fn, args, kwargs)
+        cpu = body.get("cpu")
+        if isinstance(cpu, int) and not isinstance(cpu, bool):
+            # The grader times the submission and the reference on the same core, so that a
+            # busy other core, or a migration, does not favour one side for a whole judging.
+            with contextlib.suppress(OSError, ValueError):
+                os.sched_setaffinity(0, {cpu})
         # Collect now, untimed, so that a collection of earlier garbage does not land
         # inside the timed call of whichever side happens to trigger it.
         gc.collect()
