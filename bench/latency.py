@@ -19,6 +19,8 @@ Figures, per problem:
   serialisation. Cases that kill or restart a runner, stream events, or need CUDA where
   there is none cannot run this way and are left out of *both* figures (listed).
 * **overhead** — verdict p50 minus bare p50.
+* **all cases** — wall time of the whole correctness verdict (every case, those that kill or
+  restart runners included): what a learner waits for before the speed checks.
 
 Figures only, no asserts. ``--cold`` uses a launcher without the warm template (each runner
 a fresh bubblewrap and a fresh ``import torch``), for comparison.
@@ -120,6 +122,13 @@ def bare_cases(problem: Problem) -> list:
     return chosen
 
 
+class NoFolders(dict):
+    """Job folders exist only with runners: a case that asks for one cannot run bare."""
+
+    def __missing__(self, role: str) -> Any:
+        raise NotBare("needs job folders")
+
+
 def run_bare(problem: Problem, cases: list, seed: int) -> None:
     sessions = {"sub": DirectSession(problem), "ref": DirectSession(problem)}
 
@@ -131,7 +140,7 @@ def run_bare(problem: Problem, cases: list, seed: int) -> None:
     for spec in cases:
         budget = Budget(spec.timeout_s or problem.meta.limits.case_wall_s)
         ctx = Ctx(seed=case_seed(seed, spec.name), public=spec.public, budget=budget,
-                  sessions=get, workdirs={}, device="cpu")
+                  sessions=get, workdirs=NoFolders(), device="cpu")
         spec.fn(ctx)
 
 
@@ -149,18 +158,24 @@ def measure(problem: Problem, launcher: Any, runs: int) -> dict[str, Any]:
     for seed in (101, 102):  # warm-up: page cache, the template's first forks
         grade(problem, code, launcher, options(seed))
         run_bare(problem, cases, seed)
-    verdict, bare, verdicts = [], [], set()
+    verdict, bare, full, verdicts = [], [], [], set()
     for i in range(runs):
         seed = 1000 + i
+        if cases:
+            start = time.perf_counter()
+            report = grade(problem, code, launcher, options(seed))
+            verdict.append(time.perf_counter() - start)
+            verdicts.add(str(report.verdict))
         start = time.perf_counter()
-        report = grade(problem, code, launcher, options(seed))
-        verdict.append(time.perf_counter() - start)
+        report = grade(problem, code, launcher, Options(seed=seed, throughput=False))
+        full.append(time.perf_counter() - start)
         verdicts.add(str(report.verdict))
         start = time.perf_counter()
         run_bare(problem, cases, seed)
         bare.append(time.perf_counter() - start)
     return {"cases": len(cases), "skipped": skipped, "verdicts": sorted(verdicts),
-            "verdict": verdict, "bare": bare}
+            "verdict": verdict, "bare": bare, "full": full,
+            "all": len(problem.tests.select())}
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -187,7 +202,7 @@ def main(argv: list[str] | None = None) -> int:
     print(f"launcher: bwrap, {'cold' if args.cold else 'warm'}, ready in "
           f"{time.perf_counter() - started:.2f} s; {args.runs} runs per problem")
     print(f"{'problem':22} {'cases':>5}  {'verdict p50':>11} {'p95':>7}  {'bare p50':>8} "
-          f"{'p95':>7}  {'overhead':>8}")
+          f"{'p95':>7}  {'overhead':>8}  {'all cases':>9} {'p50':>7} {'p95':>7}")
     try:
         for slug in wanted:
             problem = available.get(slug)
@@ -195,10 +210,16 @@ def main(argv: list[str] | None = None) -> int:
                 print(f"{slug:22} (not in problems/ yet)")
                 continue
             m = measure(problem, launcher, args.runs)
-            v50, v95 = statistics.median(m["verdict"]), percentile(m["verdict"], 0.95)
-            b50, b95 = statistics.median(m["bare"]), percentile(m["bare"], 0.95)
-            print(f"{slug:22} {m['cases']:>5}  {v50:>10.3f}s {v95:>6.3f}s  {b50:>7.3f}s "
-                  f"{b95:>6.3f}s  {v50 - b50:>7.3f}s   verdicts: {', '.join(m['verdicts'])}")
+            f50, f95 = statistics.median(m["full"]), percentile(m["full"], 0.95)
+            tail = (f"  {m['all']:>9} {f50:>6.3f}s {f95:>6.3f}s   "
+                    f"verdicts: {', '.join(m['verdicts'])}")
+            if m["verdict"]:
+                v50, v95 = statistics.median(m["verdict"]), percentile(m["verdict"], 0.95)
+                b50, b95 = statistics.median(m["bare"]), percentile(m["bare"], 0.95)
+                print(f"{slug:22} {m['cases']:>5}  {v50:>10.3f}s {v95:>6.3f}s  {b50:>7.3f}s "
+                      f"{b95:>6.3f}s  {v50 - b50:>7.3f}s{tail}")
+            else:
+                print(f"{slug:22} {0:>5}  {'-':>11} {'-':>7}  {'-':>8} {'-':>7}  {'-':>8}{tail}")
             if m["skipped"]:
                 print(f"{'':22} not timed (need a real process): {', '.join(m['skipped'])}")
     finally:
