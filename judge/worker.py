@@ -19,6 +19,7 @@ import json
 import logging
 import os
 import platform
+import re
 import signal
 import subprocess
 import sys
@@ -32,12 +33,22 @@ from typing import Any
 import httpx
 
 from judge.i18n import T
-from judge.package import PackageError, Problem, load_all
+from judge.package import (
+    PackageError,
+    Problem,
+    load_all,
+    load_problem,
+    package_hash,
+)
 from judge.verdict import Verdict
 
 log = logging.getLogger("judge.worker")
+HASH = re.compile(r"^[0-9a-f]{64}$")
 
 RETRY_MAX_S = 10.0
+# where a worker on another machine keeps the problem versions it downloads
+DEFAULT_STORE = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / \
+    "torch-judge" / "bank"
 CLAIM_WAIT_MAX_S = 120.0
 
 
@@ -51,14 +62,19 @@ class Unregistered(Exception):
 
 @dataclass(frozen=True)
 class Claimed:
+    """A claimed job: judge a submission (``kind="judge"``), or validate a problem version
+    like ``python -m judge check`` (``kind="validate"``: no submission, no code)."""
+
     job_id: int
     lease_token: str
     lease_seconds: float
-    submission_id: int
+    submission_id: int | None
     problem: str
     problem_version: str
     code: str
     attempt: int = 1
+    kind: str = "judge"
+    version_id: int | None = None
 
 
 class WorkerClient:
@@ -116,6 +132,16 @@ class WorkerClient:
 
     def release(self, job: Claimed) -> bool:
         return self._leased(job, "release") is not None
+
+    def download(self, content_hash: str) -> bytes | None:
+        """A stored problem version as a zip; None when the server does not have it."""
+        r = self.http.get(f"/worker/packages/{content_hash}.zip", headers=self.headers)
+        if r.status_code == 401:
+            raise Fatal(f"the server refused the worker token: {r.text}")
+        if r.status_code == 404:
+            return None
+        r.raise_for_status()
+        return r.content
 
 
 class LeaseKeeper(threading.Thread):
@@ -178,26 +204,91 @@ class LeaseKeeper(threading.Thread):
 
 
 class Problems:
-    """The worker's problem bank, reloaded from disk when a job names a version it has not
-    seen (a package was edited since the worker started)."""
+    """The packages a worker judges with.
 
-    def __init__(self, root: Path | None) -> None:
-        self.root = root
+    A job names a package version by content hash. The worker looks for it in its store
+    (``store/<hash>/``: the server's bank for embedded workers, which share the data
+    folder; a cache folder for workers on other machines), else downloads it from the
+    server (``GET /worker/packages/<hash>.zip``, worker token) into the store, checking
+    the zip like an upload and the content against the hash. When neither has it (a
+    bank folder edited outside the server), it falls back to the problems folder: the
+    package of that slug at its current version, which the report then names.
+    """
+
+    def __init__(self, root: Path | None, *, store: Path | None = None,
+                 fetch: Callable[[str], bytes | None] | None = None) -> None:
+        self.root, self.store, self.fetch = root, store, fetch
         self.by_slug: dict[str, Problem] = {}
-        self.reload()
+        self.by_hash: dict[str, Problem] = {}
+        try:
+            self.reload()
+        except (PackageError, OSError) as e:
+            if store is None:
+                raise
+            log.warning("the problems folder cannot be loaded (%s); using the store only", e)
 
     def reload(self) -> None:
         self.by_slug = {p.slug: p for p in load_all(self.root)}
 
+    def exact(self, version: str) -> Problem | None:
+        """The package at exactly this version, from the store or the server; None if
+        neither has it."""
+        if version in self.by_hash:
+            return self.by_hash[version]
+        if not HASH.match(version or ""):
+            return None
+        found: Problem | None = None
+        if self.store is not None and (self.store / version).is_dir():
+            found = load_problem(self.store / version, named_by_slug=False)
+        elif self.store is not None and self.fetch is not None:
+            found = self._download(version)
+        if found is None:
+            folder = [p for p in self.by_slug.values() if p.content_hash == version]
+            found = folder[0] if folder else None
+        if found is not None:
+            self.by_hash[version] = found
+        return found
+
+    def _download(self, version: str) -> Problem | None:
+        import shutil
+        import tempfile
+
+        from judge.upload import unpack_zip
+
+        assert self.store is not None and self.fetch is not None
+        data = self.fetch(version)
+        if data is None:
+            return None
+        self.store.mkdir(parents=True, exist_ok=True)
+        tmp = Path(tempfile.mkdtemp(prefix=".download-", dir=self.store))
+        try:
+            unpack_zip(data, tmp / "pkg")
+            got = package_hash(tmp / "pkg")
+            if got != version:
+                raise PackageError(f"downloaded version {version[:12]} has content {got[:12]}")
+            if not (self.store / version).is_dir():
+                (tmp / "pkg").rename(self.store / version)
+        finally:
+            shutil.rmtree(tmp, ignore_errors=True)
+        log.info("downloaded problem version %s", version[:12])
+        return load_problem(self.store / version, named_by_slug=False)
+
     def get(self, slug: str, version: str) -> Problem | None:
-        """The package at ``version``; when that version is gone (edited since it was
-        submitted), the current one, which the report then names; None if the problem
-        itself is gone."""
+        """The package at ``version``; when that version is nowhere to be had, the
+        current one in the problems folder, which the report then names; None if the
+        problem itself is gone."""
+        try:
+            p = self.exact(version)
+        except (PackageError, OSError) as e:
+            log.error("cannot get %s %s: %s", slug, version[:12], e)
+            p = None
+        if p is not None and p.slug == slug:
+            return p
         p = self.by_slug.get(slug)
         if p is None or p.content_hash != version:
             try:
                 self.reload()
-            except PackageError as e:
+            except (PackageError, OSError) as e:
                 log.error("cannot reload the problems: %s", e)
             p = self.by_slug.get(slug)
             if p is not None and p.content_hash != version:
@@ -272,12 +363,17 @@ class Worker:
             judged += 1
 
     def judge(self, job: Claimed) -> None:
-        log.info("judging submission %s (job %s, attempt %s, %s)", job.submission_id,
-                 job.job_id, job.attempt, job.problem)
+        if job.kind == "validate":
+            log.info("validating %s %s (job %s, attempt %s)", job.problem,
+                     job.problem_version[:12], job.job_id, job.attempt)
+        else:
+            log.info("judging submission %s (job %s, attempt %s, %s)", job.submission_id,
+                     job.job_id, job.attempt, job.problem)
         keeper = LeaseKeeper(self.client, job)
         keeper.start()
         try:
-            report = self.grade(job, keeper.push)
+            work = self.validate if job.kind == "validate" else self.grade
+            report = work(job, keeper.push)
         finally:
             keeper.close()
         if keeper.lost:
@@ -306,6 +402,34 @@ class Worker:
         data["problem_version"] = problem.content_hash  # in full: the server records it
         return data
 
+    def validate(self, job: Claimed, on_progress: Callable[[dict[str, Any]], None]) -> dict:
+        """``python -m judge check`` on the job's version, in this worker's launcher:
+        every file's verdict as progress, then the result the server stores."""
+        from judge.check import check_files, check_problem
+
+        try:
+            problem = self.problems.exact(job.problem_version)
+        except (PackageError, OSError) as e:
+            return _refused(f"the worker cannot load this version: {e}")
+        if problem is None:
+            return _refused(f"the worker cannot get version {job.problem_version[:12]} "
+                            f"from the server")
+        try:
+            files = check_files(problem, cuda=self.gpu is not None)
+            on_progress({"event": "start", "files": [{"label": label, "expected": expected}
+                                                     for label, expected, code in files
+                                                     if code is not None]})
+            result = check_problem(problem, self.launcher, workers=1,
+                                   cuda=self.gpu is not None,
+                                   on_outcome=lambda o: on_progress(
+                                       {"event": "file", "file": o.to_json()}))
+        except Exception as e:  # check_problem should not raise; if it does, say so
+            log.exception("validating %s crashed", job.problem)
+            return _refused(f"the check failed: {type(e).__name__}: {e}")
+        return {"ok": result.ok, "errors": result.errors,
+                "files": [o.to_json() for o in result.outcomes],
+                "skipped": result.skipped}
+
     def send_result(self, job: Claimed, report: dict[str, Any]) -> None:
         deadline, delay = time.monotonic() + job.lease_seconds, 0.5
         while True:
@@ -330,6 +454,10 @@ class Worker:
             log.info("released job %s back to the queue", job.job_id)
         except (httpx.HTTPError, Fatal) as e:
             log.warning("could not release job %s (%s); its lease will expire", job.job_id, e)
+
+
+def _refused(error: str) -> dict[str, Any]:
+    return {"ok": False, "errors": [error], "files": [], "skipped": []}
 
 
 def _internal_error(job: Claimed, message: T):
@@ -392,7 +520,7 @@ def make_launcher(no_sandbox: bool, slot: int):
 
 def main(server: str, token: str, *, slot: int = 0, gpu: str = "auto",
          no_sandbox: bool = False, problems_root: Path | None = None,
-         name: str | None = None) -> int:
+         name: str | None = None, store: Path | None = None) -> int:
     detected = detect_capabilities()
     import judge.grader  # noqa: F401  (torch, while the child detects: the first job is quick)
 
@@ -414,7 +542,9 @@ def main(server: str, token: str, *, slot: int = 0, gpu: str = "auto",
         log.error("cannot start the sandbox (%s: %s). Install it with scripts/setup.sh (as "
                   "root), or pass --no-sandbox for development only.", type(e).__name__, e)
         return 2
-    worker = Worker(WorkerClient(server, token), launcher, Problems(problems_root),
+    client = WorkerClient(server, token)
+    problems = Problems(problems_root, store=store or DEFAULT_STORE, fetch=client.download)
+    worker = Worker(client, launcher, problems,
                     name=name or f"{platform.node()}/slot{slot}/pid{os.getpid()}",
                     gpu=index, capabilities=capabilities)
 

@@ -16,7 +16,9 @@ from starlette.middleware.sessions import SessionMiddleware
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from judge.i18n import T
-from web import db, errors, queries
+from judge.package import problems_dir
+from web import admin_queries, db, errors, queries
+from web.bank import Store
 from web.live import Hub
 from web.pack import PackBuilder
 from web.pages import HERE, make_templates
@@ -45,7 +47,17 @@ def create_app(settings: Settings | None = None, *, bank: ProblemBank | None = N
     settings = (settings or Settings()).prepare()
     engine = db.make_engine(settings.db_url)
     db.migrate(engine)
-    bank = bank or ProblemBank(settings.problems_dir)
+    sessions = db.make_sessionmaker(engine)
+    store = Store(settings.bank_dir)
+
+    def published() -> list:
+        """Seed the bundled problems (new content only), then the published versions."""
+        with sessions() as session:
+            admin_queries.seed(session, store, settings.problems_dir or problems_dir(),
+                               clock())
+            return admin_queries.published(session, store)
+
+    bank = bank or ProblemBank(settings.problems_dir, source=published)
 
     @contextlib.asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
@@ -66,8 +78,9 @@ def create_app(settings: Settings | None = None, *, bank: ProblemBank | None = N
                               "live judging. Learners' API under /api; workers' under /worker.")
     app.state.settings = settings
     app.state.engine = engine
-    app.state.sessionmaker = db.make_sessionmaker(engine)
+    app.state.sessionmaker = sessions
     app.state.bank = bank
+    app.state.store = store
     app.state.hub = Hub()
     app.state.clock = clock
     app.state.templates = make_templates()
@@ -87,7 +100,8 @@ def create_app(settings: Settings | None = None, *, bank: ProblemBank | None = N
 
 
 async def _refresh_bank_until(stopping: asyncio.Event, app: FastAPI) -> None:
-    """Follow edits of the problem bank on disk (uploads come with issue 6)."""
+    """Follow the bank: new bundled packages on disk, versions published elsewhere (the
+    CLI, another process). Admin pages refresh it at once after their own changes."""
     while not stopping.is_set():
         with contextlib.suppress(TimeoutError):
             await asyncio.wait_for(stopping.wait(), BANK_REFRESH_S)

@@ -101,12 +101,13 @@ def test_the_data_folder_keeps_its_secrets_private(tmp_path, problems_root):
 def test_worker_routes_are_documented_and_guarded(client):
     paths = client.get("/openapi.json").json()["paths"]
     worker_paths = [p for p in paths if p.startswith("/worker/")]
-    assert len(worker_paths) == 6
+    assert len(worker_paths) == 7
     for path in worker_paths:
-        op = paths[path]["post"]
-        assert op.get("description")
-        r = client.post(path.replace("{job_id}", "1"), json={})
-        assert r.status_code == 401, path
+        for method, op in paths[path].items():
+            assert op.get("description")
+            url = path.replace("{job_id}", "1").replace("{content_hash}", "0" * 64)
+            r = client.request(method.upper(), url, json={})
+            assert r.status_code == 401, path
 
 
 def test_pages_forbid_foreign_scripts(client):
