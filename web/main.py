@@ -24,6 +24,9 @@ from web.pack import PackBuilder
 from web.pages import HERE, make_templates
 from web.problems import ProblemBank
 from web.routes import (
+    admin_api,
+    admin_pages,
+    admin_users,
     api_problems,
     api_submissions,
     api_users,
@@ -40,6 +43,7 @@ log = logging.getLogger("web")
 BANK_REFRESH_S = 10.0
 PAGE_BODY_LIMIT = 1024 * 1024  # forms and API requests (code is capped far lower)
 WORKER_BODY_LIMIT = 16 * 1024 * 1024  # a report with every test's output
+UPLOAD_BODY_LIMIT = 21 * 1024 * 1024  # an admin's package upload (judge.upload caps the zip)
 
 
 def create_app(settings: Settings | None = None, *, bank: ProblemBank | None = None,
@@ -93,8 +97,9 @@ def create_app(settings: Settings | None = None, *, bank: ProblemBank | None = N
                        same_site="lax", https_only=settings.cookie_secure)
     errors.install(app)
     app.mount("/static", StaticFiles(directory=HERE / "static"), name="static")
-    for module in (api_users, api_problems, api_submissions, worker_api, pages_auth,
-                   pages_problems, pages_submissions, pages_board):
+    for module in (api_users, api_problems, api_submissions, admin_api, worker_api,
+                   pages_auth, pages_problems, pages_submissions, pages_board, admin_pages,
+                   admin_users):
         app.include_router(module.router)
     return app
 
@@ -176,7 +181,9 @@ class BodyLimit:
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
             return await self.app(scope, receive, send)
-        limit = (WORKER_BODY_LIMIT if scope["path"].startswith("/worker/")
+        path = scope["path"]
+        limit = (WORKER_BODY_LIMIT if path.startswith("/worker/")
+                 else UPLOAD_BODY_LIMIT if path.startswith(("/admin/", "/api/admin/"))
                  else PAGE_BODY_LIMIT)
         headers = dict(scope.get("headers") or [])
         length = headers.get(b"content-length")

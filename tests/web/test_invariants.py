@@ -64,7 +64,8 @@ def test_models_match_the_migrations(app):
     assert diff == []
 
 
-SAFE_ALLOWED = {"p.statement_html(lang)|safe", "ex.code|python|safe", "sub.code|python|safe"}
+SAFE_ALLOWED = {"p.statement_html(lang)|safe", "ex.code|python|safe", "sub.code|python|safe",
+                "preview.statement_html(lang)|safe"}
 
 
 def test_only_sanitised_html_is_marked_safe():
