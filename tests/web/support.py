@@ -223,5 +223,6 @@ def package_zip(folder: Path, *, extra: dict[str, str] | None = None,
 
 def upload(client: TestClient, data: bytes, name: str = "pkg.zip"):
     """Upload a package through the admin page (the client is an admin's session)."""
-    return client.post("/admin/problems/upload", data={"csrf_token": csrf(client, "/admin/problems")},
+    token = csrf(client, "/admin/problems")
+    return client.post("/admin/problems/upload", data={"csrf_token": token},
                        files={"file": (name, data, "application/zip")}, follow_redirects=False)

@@ -45,6 +45,10 @@ def version_id(response) -> int:
     return int(re.search(r"/admin/versions/(\d+)$", response.headers["location"]).group(1))
 
 
+def form(client) -> dict:
+    return {"csrf_token": csrf(client, "/admin/problems")}
+
+
 def status(client, vid: int) -> dict:
     return client.get(f"/api/admin/versions/{vid}").json()
 
@@ -56,7 +60,7 @@ def test_upload_validate_publish_solve(client, admin, alice, worker, plain, sett
     page = client.get(f"/admin/versions/{vid}").text
     assert "等待验证" in page and 'id="publish-button"' not in page
     assert client.get("/api/problems/double-it").status_code == 404  # not published yet
-    r = client.post(f"/admin/versions/{vid}/publish", data={"csrf_token": csrf(client, "/admin/problems")})
+    r = client.post(f"/admin/versions/{vid}/publish", data=form(client))
     assert r.status_code == 409 and "only a valid version" in r.text
 
     assert run_worker(worker, plain, settings, problems_root) == 1
@@ -71,11 +75,12 @@ def test_upload_validate_publish_solve(client, admin, alice, worker, plain, sett
 
     page = client.get(f"/admin/versions/{vid}").text
     assert 'id="publish-button"' in page
-    r = client.post(f"/admin/versions/{vid}/publish", data={"csrf_token": csrf(client, "/admin/problems")},
+    r = client.post(f"/admin/versions/{vid}/publish", data=form(client),
                     follow_redirects=False)
     assert r.status_code == 303
     assert client.get("/api/problems/double-it").status_code == 200
-    sid = submit(client, alice, "def double(x):\n    return x + x\n", problem="double-it").json()["id"]
+    code = "def double(x):\n    return x + x\n"
+    sid = submit(client, alice, code, problem="double-it").json()["id"]
     assert run_worker(worker, plain, settings, problems_root) == 1
     done = client.get(f"/api/submissions/{sid}", headers=alice).json()
     assert done["verdict"] == "accepted" and done["problem_version"] == data["version"]
@@ -100,7 +105,7 @@ def test_a_bad_edit_is_refused_and_a_good_one_is_a_new_version(client, admin):
     assert "statement.zh.md" in form and 'value="5.0"' in form
     fields = {"csrf_token": csrf(client, f"/admin/versions/{base}/edit"),
               "statement_zh": "# 加一\n\n新的题面", "statement_en": "# Add one\n\nNew text",
-              "tests": rows(client.app, "select 1")[0][0] and _tests(client, base),
+              "tests": _tests(client, base),
               "case_wall_s": "7.5", "cpu_s": "20", "memory_mb": "100", "output_kb": "16"}
     r = client.post(f"/admin/versions/{base}/edit", data=fields)
     assert r.status_code == 400 and "memory_mb at least 256" in r.text  # refused, kept
@@ -111,7 +116,8 @@ def test_a_bad_edit_is_refused_and_a_good_one_is_a_new_version(client, admin):
     assert vid != base
     store = client.app.state.store
     files = store.files(status(client, vid)["version"])
-    assert b"case_wall_s = 7.5" in files["problem.toml"] and b"memory_mb = 1024" in files["problem.toml"]
+    toml = files["problem.toml"]
+    assert b"case_wall_s = 7.5" in toml and b"memory_mb = 1024" in toml
     assert files["statement.en.md"] == b"# Add one\n\nNew text" and files["extra.txt"] == b"data"
     assert status(client, vid)["status"] == "uploaded"
     # learners still see the published version
@@ -119,8 +125,9 @@ def test_a_bad_edit_is_refused_and_a_good_one_is_a_new_version(client, admin):
 
 
 def _tests(client, vid: int) -> str:
-    store = client.app.state.store
-    return store.files(rows(client.app, f"select content_hash from problem_versions where id={vid}")[0][0])["tests.py"].decode()
+    sql = f"select content_hash from problem_versions where id={vid}"
+    (content_hash,) = rows(client.app, sql)[0]
+    return client.app.state.store.files(content_hash)["tests.py"].decode()
 
 
 def test_rejudge_goes_after_live_submissions_and_records_the_version(client, admin, alice,
