@@ -4,6 +4,7 @@ session) and workers."""
 
 from __future__ import annotations
 
+import os
 import re
 import textwrap
 from datetime import datetime, timedelta
@@ -226,3 +227,13 @@ def upload(client: TestClient, data: bytes, name: str = "pkg.zip"):
     token = csrf(client, "/admin/problems")
     return client.post("/admin/problems/upload", data={"csrf_token": token},
                        files={"file": (name, data, "application/zip")}, follow_redirects=False)
+
+
+ARTIFACTS = ROOT / "test-artifacts" / "browser"
+CHROMIUM = os.environ.get("JUDGE_CHROMIUM", "/usr/bin/chromium")
+
+
+def shot(page, name: str) -> None:
+    """A browser test's screenshot, kept in test-artifacts/browser/."""
+    ARTIFACTS.mkdir(parents=True, exist_ok=True)
+    page.screenshot(path=str(ARTIFACTS / f"{name}.png"), full_page=True)
