@@ -8,7 +8,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from sqlalchemy import func, select, update
+from sqlalchemy import delete, func, select, update
 from sqlalchemy.orm import Session
 
 from judge.package import PackageError, Problem, package_hash
@@ -284,7 +284,7 @@ def all_users(db: Session) -> list[User]:
 def set_disabled(db: Session, user: User, disabled: bool) -> None:
     user.disabled = disabled
     if disabled:  # its bearer tokens end now (the session is checked on every request)
-        db.execute(ApiToken.__table__.delete().where(ApiToken.user_id == user.id))
+        db.execute(delete(ApiToken).where(ApiToken.user_id == user.id))
 
 
 def set_admin(db: Session, user: User, admin: bool) -> None:

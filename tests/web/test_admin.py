@@ -146,6 +146,7 @@ def test_rejudge_goes_after_live_submissions_and_records_the_version(client, adm
     assert version[0] == client.get("/api/problems/add-one").json()["version"]
     page = client.get("/admin/problems/add-one").text
     assert version[0][:12] in page
+    assert f'id="judged-version">{version[0][:12]}<' in client.get(f"/submissions/{first}").text
     r = client.post("/api/admin/problems/add-one/rejudge", headers=admin,
                     json={"submissions": [first, 999]})
     assert r.json() == {"queued": [first]}
