@@ -89,8 +89,7 @@ def cmd_user_flag(args: argparse.Namespace) -> int:
             admin_queries.set_disabled(session, user, args.action == "disable")
         admin_queries.audit(session, None, args.action, user.username, db.utcnow())
         session.commit()
-    print(f"{args.username}: {args.action}d" if args.action.endswith("e")
-          else f"{args.username}: {args.action}")
+    print(f"{args.username}: {args.action}d")
     return 0
 
 

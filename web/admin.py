@@ -10,6 +10,7 @@ import tomllib
 from datetime import datetime
 from typing import Any
 
+from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 
 from judge.i18n import T
@@ -41,10 +42,14 @@ def add_version(db: Session, store: Store, hub: Hub, user: User | None, now: dat
         version, created = admin_queries.add_version(db, problem, origin, user, now, note)
         if created or version.status == "invalid":
             admin_queries.queue_validation(db, version, problem, now)
-    except PackageError as e:
+    except (PackageError, IntegrityError) as e:  # IntegrityError: the same upload raced
         db.rollback()
         if user is not None:
             db.refresh(user)  # the error page shows who is logged in, after the session
+        if isinstance(e, IntegrityError):
+            raise ClientError(409, T("同样的版本正在被另一个请求添加，请刷新后再看",
+                                     "the same version is being added by another request; "
+                                     "reload and look again")) from None
         raise refused(e) from None
     admin_queries.audit(db, user, "add-version", problem.slug, now,
                         version=problem.content_hash, origin=origin, note=note[:100],

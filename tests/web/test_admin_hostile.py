@@ -77,6 +77,12 @@ def test_too_many_files_are_refused(client, admin, tmp_path):
     nothing_new(client)
 
 
+def test_a_number_taken_by_another_problem_is_refused(client, admin, tmp_path):
+    r = upload(client, package_zip(write_problem(tmp_path / "p", number=3)))  # add-one's
+    assert r.status_code == 400 and "number 3 is already taken by" in html.unescape(r.text)
+    nothing_new(client)
+
+
 def test_a_script_in_the_statement_is_shown_as_text(client, admin, tmp_path):
     folder = write_problem(tmp_path / "p")
     (folder / "statement.zh.md").write_text(
