@@ -188,3 +188,21 @@ def test_admins_promote_and_disable_users(client, admin, alice):
     client.post(f"/admin/users/{uid}", data={"csrf_token": token, "action": "enable"})
     browser_login(other, "alice")
     assert "admin-link" in other.get("/").text  # promoted earlier
+
+
+def test_the_admin_api_takes_uploads_and_says_why_it_refuses(client, admin, tmp_path):
+    client.cookies.clear()  # the bearer token alone
+    data = package_zip(write_problem(tmp_path / "p"))
+    r = client.post("/api/admin/problems", headers=admin,
+                    files={"file": ("p.zip", data, "application/zip")})
+    assert r.status_code == 201 and r.json()["status"] == "uploaded"
+    again = client.post("/api/admin/problems", headers=admin,
+                        files={"file": ("p.zip", data, "application/zip")})
+    assert again.json()["id"] == r.json()["id"]  # the same content is the same version
+    r = client.post("/api/admin/problems?lang=en", headers=admin,
+                    files={"file": ("x.zip", b"nope", "application/zip")})
+    assert r.status_code == 400 and r.json()["detail"] == (
+        "package refused: the upload is not a zip archive")
+    listing = client.get("/api/admin/problems", headers=admin).json()
+    assert [p["slug"] for p in listing] == ["add-one", "double-it"]
+    assert listing[1]["published"] is None and listing[1]["newest"]["status"] == "uploaded"

@@ -9,6 +9,7 @@ from typing import Annotated, Any
 from fastapi import APIRouter, Depends, File, Request, UploadFile
 from fastapi.responses import StreamingResponse
 from pydantic import BaseModel
+from starlette.concurrency import run_in_threadpool
 
 from judge.i18n import T
 from judge.upload import LIMITS
@@ -75,9 +76,10 @@ async def upload(user: AdminUser, request: Request, db: SessionDep, hub: HubDep,
                  ) -> dict[str, Any]:
     """Upload a package (zip): stored as a new version and queued for validation."""
     data = await read_upload(file)
-    version = admin.add_version(db, request.app.state.store, hub, user, now, origin="upload",
-                                note=file.filename or "upload.zip", zip_data=data)
-    return version_json(version)
+    version = await run_in_threadpool(  # unpacking and hashing: off the event loop
+        admin.add_version, db, request.app.state.store, hub, user, now, origin="upload",
+        note=file.filename or "upload.zip", zip_data=data)
+    return await run_in_threadpool(version_json, version)
 
 
 @router.get("/versions/{vid}")

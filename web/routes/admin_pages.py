@@ -9,6 +9,7 @@ from typing import Annotated
 
 from fastapi import APIRouter, File, Form, Request, UploadFile
 from fastapi.responses import RedirectResponse, Response
+from starlette.concurrency import run_in_threadpool
 
 from judge.i18n import T
 from judge.package import PackageError
@@ -46,9 +47,10 @@ async def upload(request: Request, user: AdminPageUser, db: SessionDep, hub: Hub
                  file: Annotated[UploadFile, File()]) -> Response:
     try:
         data = await read_upload(file)
-        version = admin.add_version(db, request.app.state.store, hub, user, now,
-                                    origin="upload", note=file.filename or "upload.zip",
-                                    zip_data=data)
+        # unpacking and hashing take a moment: off the event loop
+        version = await run_in_threadpool(
+            admin.add_version, db, request.app.state.store, hub, user, now, origin="upload",
+            note=file.filename or "upload.zip", zip_data=data)
     except ClientError as e:  # back to the form with the reason, nothing stored
         return problems_page(request, user, db, error=e.message(page_lang(request, user)),
                              status=e.status)
@@ -160,8 +162,9 @@ async def edit(vid: int, request: Request, user: AdminPageUser, db: SessionDep, 
         target = file_path.strip() or file.filename
         files[target] = await read_upload(file)
     try:
-        new = admin.add_version(db, store, hub, user, now, origin="edit",
-                                note=f"edit of {version.content_hash[:12]}", files=files)
+        new = await run_in_threadpool(
+            admin.add_version, db, store, hub, user, now, origin="edit",
+            note=f"edit of {version.content_hash[:12]}", files=files)
     except ClientError as e:
         return edit_page(request, user, version, files, status=e.status, error=e.message(lang))
     return RedirectResponse(f"/admin/versions/{new.id}", status_code=303)
