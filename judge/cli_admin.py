@@ -127,7 +127,8 @@ def cmd_add(args: argparse.Namespace) -> int:
             now = db.utcnow()
             version, created = admin_queries.add_version(session, problem, "cli", None, now,
                                                          note=source.name)
-            if created and not args.check:
+            again = created or version.status == "invalid"  # as an upload does
+            if again and not args.check:
                 admin_queries.queue_validation(session, version, problem, now)
             admin_queries.audit(session, None, "add-version", problem.slug, now,
                                 version=version.content_hash, created=created)
@@ -142,7 +143,7 @@ def cmd_add(args: argparse.Namespace) -> int:
         if code == 0 and args.publish:
             return _publish(args, problem.slug, problem.content_hash)
         return code
-    if created:
+    if status == "uploaded":
         print("queued for validation by the server's workers; see /admin/problems or "
               "run `python -m judge problems check " + problem.slug + "`")
     return 0
