@@ -206,3 +206,57 @@ def test_the_admin_api_takes_uploads_and_says_why_it_refuses(client, admin, tmp_
     listing = client.get("/api/admin/problems", headers=admin).json()
     assert [p["slug"] for p in listing] == ["add-one", "double-it"]
     assert listing[1]["published"] is None and listing[1]["newest"]["status"] == "uploaded"
+
+
+def test_validation_progress_is_kept_and_streamed(client, admin, worker, clock, tmp_path):
+    vid = version_id(upload(client, package_zip(write_problem(tmp_path / "p"))))
+    wid = worker.register("w", False, {})
+    job = worker.claim(wid, False, 0)
+    assert job.kind == "validate" and job.version_id == vid and job.submission_id is None
+    assert status(client, vid)["status"] == "validating"
+    files = [{"label": "reference", "expected": "accepted"},
+             {"label": "starter", "expected": "not accepted"}]
+    assert worker.events(job, [{"event": "start", "files": files},
+                               {"event": "file", "file": {**files[0], "verdict": "accepted",
+                                                          "ok": True, "detail": ""}}])
+    report = status(client, vid)["report"]
+    assert [f["verdict"] for f in report["files"]] == ["accepted", None]
+    refused = client.post(f"/worker/jobs/{job.job_id}/events",  # malformed: nothing kept
+                          headers={"Authorization": "Bearer worker-secret"},
+                          json={"lease_token": job.lease_token,
+                                "events": [{"event": "file", "file": "not an object"}]})
+    assert refused.status_code == 422
+    result = {"ok": False, "errors": [], "skipped": [], "files": [
+        {**files[0], "verdict": "accepted", "ok": True, "detail": ""},
+        {**files[1], "verdict": "accepted", "ok": False, "detail": "starter: accepted"}]}
+    assert worker.result(job, result) == "stored"
+    with client.stream("GET", f"/api/admin/versions/{vid}/events") as stream:
+        (snap,) = [line for line in stream.iter_lines() if line.startswith("data:")]
+    assert '"status": "invalid"' in snap and "starter: accepted" in snap
+
+
+def test_a_lost_validation_is_retried_then_given_up(client, admin, worker, clock, tmp_path):
+    vid = version_id(upload(client, package_zip(write_problem(tmp_path / "p"))))
+    wid = worker.register("w", False, {})
+    attempts = 0
+    while (job := worker.claim(wid, False, 0)) is not None:  # the worker never answers
+        attempts += 1
+        assert job.kind == "validate" and job.attempt == attempts
+        clock.advance(31)  # the lease (30 s) runs out: queued again, up to 3 attempts
+        if attempts < 3:
+            assert status(client, vid)["status"] in ("uploaded", "validating")
+    assert attempts == 3
+    data = status(client, vid)
+    assert data["status"] == "invalid"
+    assert "the worker was lost" in data["report"]["errors"][0]
+
+
+def test_a_package_that_needs_cuda_is_validated_by_a_gpu_worker(client, admin, worker,
+                                                                 tmp_path):
+    folder = write_problem(tmp_path / "p")
+    (folder / "problem.toml").write_text((folder / "problem.toml").read_text()
+                                         + "\n[requires]\ncuda = true\n")
+    version_id(upload(client, package_zip(folder)))
+    assert worker.claim(worker.register("cpu", False, {}), False, 0) is None
+    job = worker.claim(worker.register("gpu", True, {}), True, 0)
+    assert job is not None and job.kind == "validate"
