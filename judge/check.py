@@ -45,6 +45,12 @@ class Outcome:
             return got not in (Verdict.ACCEPTED, Verdict.INTERNAL_ERROR)
         return str(got) == self.expected
 
+    def to_json(self) -> dict[str, object]:
+        """What a validation report keeps of it (web/README.md, validate jobs)."""
+        return {"label": self.label, "expected": self.expected,
+                "verdict": str(self.report.verdict), "ok": self.ok,
+                "detail": "" if self.ok else self.explain()}
+
     def explain(self) -> str:
         r = self.report
         text = f"{self.label}: expected {self.expected}, got {r.verdict}"
@@ -72,6 +78,20 @@ class CheckResult:
         return self.errors + [o.explain() for o in self.outcomes if not o.ok]
 
 
+def check_files(problem: Problem, *, cuda: bool = False) -> list[tuple[str, str, str | None]]:
+    """(label, expected verdict, code) of every file a check judges, in order; the code
+    is None for a fixture this machine cannot judge (it needs CUDA)."""
+    files: list[tuple[str, str, str | None]] = [
+        ("reference", "accepted", problem.read("reference.py")),
+        ("starter", "not accepted", problem.starter),
+    ]
+    for verdict, path in problem.submissions():
+        label = str(Path("submissions") / verdict / path.name)
+        code = path.read_text(encoding="utf-8")
+        files.append((label, verdict, None if needs_cuda(code) and not cuda else code))
+    return files
+
+
 def check_problem(problem: Problem, launcher: Launcher, *, seed: int | None = None,
                   workers: int = 2, throughput: bool = True, cuda: bool = False,
                   on_outcome: Callable[[Outcome], None] | None = None) -> CheckResult:
@@ -93,21 +113,14 @@ def check_problem(problem: Problem, launcher: Launcher, *, seed: int | None = No
     if result.errors:
         return result
 
-    jobs: list[tuple[str, str, str]] = [
-        ("reference", "accepted", problem.read("reference.py")),
-        ("starter", "not accepted", problem.starter),
-    ]
-    for verdict, path in problem.submissions():
-        label = str(Path("submissions") / verdict / path.name)
-        code = path.read_text(encoding="utf-8")
-        if needs_cuda(code) and not cuda:
-            result.skipped.append(label)
-            continue
-        jobs.append((label, verdict, code))
+    jobs = check_files(problem, cuda=cuda)
+    result.skipped = [label for label, _, code in jobs if code is None]
+    jobs = [job for job in jobs if job[2] is not None]
     options = Options(seed=seed, throughput=throughput, cuda=cuda)
 
-    def run(job: tuple[str, str, str]) -> Outcome:
+    def run(job: tuple[str, str, str | None]) -> Outcome:
         label, expected, code = job
+        assert code is not None
         outcome = Outcome(label, expected, grade(problem, code, launcher, options))
         if on_outcome:
             on_outcome(outcome)

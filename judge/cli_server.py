@@ -1,5 +1,6 @@
-"""``python -m judge serve | worker | pack | make-admin``: the commands that need the web
-extras (``judge/cli.py`` adds them when this module imports).
+"""``python -m judge serve | worker | pack | make-admin`` (and ``admin``, ``problems``
+from judge/cli_admin.py): the commands that need the web extras (``judge/cli.py`` adds
+them when this module imports).
 
 ``serve`` is the embedded default: the web app in this process and ``--workers N`` worker
 processes beside it, which talk to it over HTTP exactly like workers on other machines.
@@ -127,8 +128,10 @@ def cmd_serve(args: argparse.Namespace) -> int:
     server_url = f"http://{connect}:{args.port}"
     env = {**os.environ, "JUDGE_WORKER_TOKEN": settings.worker_token or "",
            "JUDGE_PROBLEMS_DIR": str(app.state.bank.root), "PYTHONUNBUFFERED": "1"}
+    # Embedded workers read package versions from the server's bank (the same data folder)
     command = [sys.executable, "-m", "judge", "worker", "--server", server_url,
-               "--gpu", args.gpu] + (["--no-sandbox"] if no_sandbox else [])
+               "--gpu", args.gpu, "--store", str(settings.bank_dir.resolve())] + (
+        ["--no-sandbox"] if no_sandbox else [])
     supervisor = Supervisor(args.workers, command, env)
     config = uvicorn.Config(app, host=args.host, port=args.port, log_level="info",
                             timeout_graceful_shutdown=3, access_log=args.access_log)
@@ -196,7 +199,8 @@ def cmd_worker(args: argparse.Namespace) -> int:
     _verbose_logs()
     root = Path(args.problems) if args.problems else None
     return main(args.server, token, slot=args.slot, gpu=args.gpu, no_sandbox=args.no_sandbox,
-                problems_root=root, name=args.name)
+                problems_root=root, name=args.name,
+                store=Path(args.store) if args.store else None)
 
 
 def cmd_pack(args: argparse.Namespace) -> int:
@@ -266,6 +270,9 @@ def add_server_commands(sub) -> None:
     p.add_argument("--gpu", default="auto", help="auto (slot i takes GPU i), none, or an index")
     p.add_argument("--token-file", help="read the worker token from this file")
     p.add_argument("--name", help="shown to admins (default: host/slot/pid)")
+    p.add_argument("--store", help="where problem versions are kept (default: "
+                                   "~/.cache/torch-judge/bank; downloaded from the server "
+                                   "when missing)")
     add_isolation_args(p)
     p.set_defaults(fn=cmd_worker)
 
@@ -279,3 +286,7 @@ def add_server_commands(sub) -> None:
     p.add_argument("--revoke", action="store_true")
     p.add_argument("--data-dir", help="default: $JUDGE_DATA_DIR or ./data")
     p.set_defaults(fn=cmd_make_admin)
+
+    from judge.cli_admin import add_admin_commands
+
+    add_admin_commands(sub)

@@ -32,12 +32,17 @@ from typing import Any
 import httpx
 
 from judge.i18n import T
-from judge.package import PackageError, Problem, load_all
+from judge.package import PackageError
+from judge.problem_store import Problems
 from judge.verdict import Verdict
 
 log = logging.getLogger("judge.worker")
+__all__ = ["Claimed", "LeaseKeeper", "Problems", "Worker", "WorkerClient", "main"]
 
 RETRY_MAX_S = 10.0
+# where a worker on another machine keeps the problem versions it downloads
+DEFAULT_STORE = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / \
+    "torch-judge" / "bank"
 CLAIM_WAIT_MAX_S = 120.0
 
 
@@ -51,14 +56,19 @@ class Unregistered(Exception):
 
 @dataclass(frozen=True)
 class Claimed:
+    """A claimed job: judge a submission (``kind="judge"``), or validate a problem version
+    like ``python -m judge check`` (``kind="validate"``: no submission, no code)."""
+
     job_id: int
     lease_token: str
     lease_seconds: float
-    submission_id: int
+    submission_id: int | None
     problem: str
     problem_version: str
     code: str
     attempt: int = 1
+    kind: str = "judge"
+    version_id: int | None = None
 
 
 class WorkerClient:
@@ -116,6 +126,16 @@ class WorkerClient:
 
     def release(self, job: Claimed) -> bool:
         return self._leased(job, "release") is not None
+
+    def download(self, content_hash: str) -> bytes | None:
+        """A stored problem version as a zip; None when the server does not have it."""
+        r = self.http.get(f"/worker/packages/{content_hash}.zip", headers=self.headers)
+        if r.status_code == 401:
+            raise Fatal(f"the server refused the worker token: {r.text}")
+        if r.status_code == 404:
+            return None
+        r.raise_for_status()
+        return r.content
 
 
 class LeaseKeeper(threading.Thread):
@@ -175,35 +195,6 @@ class LeaseKeeper(threading.Thread):
         self.stopping = True
         self.wake.set()
         self.join(timeout=30)
-
-
-class Problems:
-    """The worker's problem bank, reloaded from disk when a job names a version it has not
-    seen (a package was edited since the worker started)."""
-
-    def __init__(self, root: Path | None) -> None:
-        self.root = root
-        self.by_slug: dict[str, Problem] = {}
-        self.reload()
-
-    def reload(self) -> None:
-        self.by_slug = {p.slug: p for p in load_all(self.root)}
-
-    def get(self, slug: str, version: str) -> Problem | None:
-        """The package at ``version``; when that version is gone (edited since it was
-        submitted), the current one, which the report then names; None if the problem
-        itself is gone."""
-        p = self.by_slug.get(slug)
-        if p is None or p.content_hash != version:
-            try:
-                self.reload()
-            except PackageError as e:
-                log.error("cannot reload the problems: %s", e)
-            p = self.by_slug.get(slug)
-            if p is not None and p.content_hash != version:
-                log.warning("%s %s is gone: judging the current version %s", slug,
-                            version[:12], p.content_hash[:12])
-        return p
 
 
 Grade = Callable[..., Any]  # judge.grader.grade's signature
@@ -272,12 +263,17 @@ class Worker:
             judged += 1
 
     def judge(self, job: Claimed) -> None:
-        log.info("judging submission %s (job %s, attempt %s, %s)", job.submission_id,
-                 job.job_id, job.attempt, job.problem)
+        if job.kind == "validate":
+            log.info("validating %s %s (job %s, attempt %s)", job.problem,
+                     job.problem_version[:12], job.job_id, job.attempt)
+        else:
+            log.info("judging submission %s (job %s, attempt %s, %s)", job.submission_id,
+                     job.job_id, job.attempt, job.problem)
         keeper = LeaseKeeper(self.client, job)
         keeper.start()
         try:
-            report = self.grade(job, keeper.push)
+            work = self.validate if job.kind == "validate" else self.grade
+            report = work(job, keeper.push)
         finally:
             keeper.close()
         if keeper.lost:
@@ -306,6 +302,34 @@ class Worker:
         data["problem_version"] = problem.content_hash  # in full: the server records it
         return data
 
+    def validate(self, job: Claimed, on_progress: Callable[[dict[str, Any]], None]) -> dict:
+        """``python -m judge check`` on the job's version, in this worker's launcher:
+        every file's verdict as progress, then the result the server stores."""
+        from judge.check import check_files, check_problem
+
+        try:
+            problem = self.problems.exact(job.problem_version)
+        except (PackageError, OSError) as e:
+            return _refused(f"the worker cannot load this version: {e}")
+        if problem is None:
+            return _refused(f"the worker cannot get version {job.problem_version[:12]} "
+                            f"from the server")
+        try:
+            files = check_files(problem, cuda=self.gpu is not None)
+            on_progress({"event": "start", "files": [{"label": label, "expected": expected}
+                                                     for label, expected, code in files
+                                                     if code is not None]})
+            result = check_problem(problem, self.launcher, workers=1,
+                                   cuda=self.gpu is not None,
+                                   on_outcome=lambda o: on_progress(
+                                       {"event": "file", "file": o.to_json()}))
+        except Exception as e:  # check_problem should not raise; if it does, say so
+            log.exception("validating %s crashed", job.problem)
+            return _refused(f"the check failed: {type(e).__name__}: {e}")
+        return {"ok": result.ok, "errors": result.errors,
+                "files": [o.to_json() for o in result.outcomes],
+                "skipped": result.skipped}
+
     def send_result(self, job: Claimed, report: dict[str, Any]) -> None:
         deadline, delay = time.monotonic() + job.lease_seconds, 0.5
         while True:
@@ -330,6 +354,10 @@ class Worker:
             log.info("released job %s back to the queue", job.job_id)
         except (httpx.HTTPError, Fatal) as e:
             log.warning("could not release job %s (%s); its lease will expire", job.job_id, e)
+
+
+def _refused(error: str) -> dict[str, Any]:
+    return {"ok": False, "errors": [error], "files": [], "skipped": []}
 
 
 def _internal_error(job: Claimed, message: T):
@@ -392,7 +420,7 @@ def make_launcher(no_sandbox: bool, slot: int):
 
 def main(server: str, token: str, *, slot: int = 0, gpu: str = "auto",
          no_sandbox: bool = False, problems_root: Path | None = None,
-         name: str | None = None) -> int:
+         name: str | None = None, store: Path | None = None) -> int:
     detected = detect_capabilities()
     import judge.grader  # noqa: F401  (torch, while the child detects: the first job is quick)
 
@@ -414,7 +442,9 @@ def main(server: str, token: str, *, slot: int = 0, gpu: str = "auto",
         log.error("cannot start the sandbox (%s: %s). Install it with scripts/setup.sh (as "
                   "root), or pass --no-sandbox for development only.", type(e).__name__, e)
         return 2
-    worker = Worker(WorkerClient(server, token), launcher, Problems(problems_root),
+    client = WorkerClient(server, token)
+    problems = Problems(problems_root, store=store or DEFAULT_STORE, fetch=client.download)
+    worker = Worker(client, launcher, problems,
                     name=name or f"{platform.node()}/slot{slot}/pid{os.getpid()}",
                     gpu=index, capabilities=capabilities)
 

@@ -77,6 +77,9 @@ def _from_token(request: Request, db: Session, now: datetime, token: str) -> Use
 def _from_session(request: Request, db: Session) -> User | None:
     uid = request.session.get("uid")
     user = db.get(User, uid) if isinstance(uid, int) else None
+    if user is not None and user.disabled:  # disabled since logging in: logged out
+        request.session.clear()
+        user = None
     if user is not None:
         request.state.lang = user.lang
         request.state.user = user
@@ -111,6 +114,23 @@ def logged_in(request: Request, user: Annotated[User | None, Depends(page_user)]
     return user
 
 
+NOT_ADMIN = T("这里只对管理员开放", "this is for admins only")
+
+
+def admin_page(request: Request, user: Annotated[User, Depends(logged_in)]) -> User:
+    """An admin's page: anonymous visitors go to the login page, other users get 403."""
+    if not user.is_admin:
+        raise ClientError(403, NOT_ADMIN)
+    return user
+
+
+def admin_api(user: Annotated[User, Depends(api_user)]) -> User:
+    """The admin API (bearer token or session): 401 without one, 403 for non-admins."""
+    if not user.is_admin:
+        raise ClientError(403, NOT_ADMIN)
+    return user
+
+
 def worker_auth(settings: SettingsDep,
                 token: Annotated[str | None, Depends(oauth2)]) -> None:
     expected = settings.worker_token or ""
@@ -130,6 +150,8 @@ TokenUser = Annotated[User, Depends(token_user)]
 ApiUser = Annotated[User, Depends(api_user)]
 PageUser = Annotated[User | None, Depends(page_user)]
 LoggedIn = Annotated[User, Depends(logged_in)]
+AdminPageUser = Annotated[User, Depends(admin_page)]
+AdminApiUser = Annotated[User, Depends(admin_api)]
 WorkerAuth = Depends(worker_auth)
 CsrfChecked = Depends(check_csrf)
 

@@ -176,3 +176,41 @@ class Stream:
 def stream_factory(request: Request) -> Callable[[int, str], Stream]:
     state = request.app.state
     return lambda sid, lang: Stream(state.sessionmaker, state.hub, sid, lang)
+
+
+# ---------------------------------------------------------------- validations (admins)
+
+
+def version_snapshot(maker: sessionmaker[Session], vid: int) -> dict[str, Any] | None:
+    """A version's validation as the admin pages show it."""
+    from web.models import ProblemVersion
+
+    with maker() as db:
+        version = db.get(ProblemVersion, vid)
+        if version is None:
+            return None
+        report = version.report or {}
+        return {"id": version.id, "status": version.status, "ok": report.get("ok"),
+                "errors": report.get("errors", []), "files": report.get("files", []),
+                "skipped": report.get("skipped", [])}
+
+
+async def follow_version(maker: sessionmaker[Session], hub: Hub, vid: int,
+                         request: Request) -> AsyncIterator[str]:
+    """Server-sent snapshots of a version's validation, one per change, until it is
+    ``valid`` or ``invalid``."""
+    last: dict[str, Any] | None = None
+    beat = time.monotonic()
+    while True:
+        snap = await run_in_threadpool(version_snapshot, maker, vid)
+        if snap is None:
+            return
+        if snap != last:
+            last = snap
+            yield sse(snap)
+        if snap["status"] in ("valid", "invalid") or await request.is_disconnected():
+            return
+        if time.monotonic() - beat > HEARTBEAT_S:
+            beat = time.monotonic()
+            yield ": keep-alive\n\n"
+        await hub.wait(("version", vid), POLL_S)

@@ -16,12 +16,17 @@ from starlette.middleware.sessions import SessionMiddleware
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from judge.i18n import T
-from web import db, errors, queries
+from judge.package import problems_dir
+from web import admin_queries, db, errors, queries
+from web.bank import Store
 from web.live import Hub
 from web.pack import PackBuilder
 from web.pages import HERE, make_templates
 from web.problems import ProblemBank
 from web.routes import (
+    admin_api,
+    admin_pages,
+    admin_users,
     api_problems,
     api_submissions,
     api_users,
@@ -38,6 +43,7 @@ log = logging.getLogger("web")
 BANK_REFRESH_S = 10.0
 PAGE_BODY_LIMIT = 1024 * 1024  # forms and API requests (code is capped far lower)
 WORKER_BODY_LIMIT = 16 * 1024 * 1024  # a report with every test's output
+UPLOAD_BODY_LIMIT = 21 * 1024 * 1024  # an admin's package upload (judge.upload caps the zip)
 
 
 def create_app(settings: Settings | None = None, *, bank: ProblemBank | None = None,
@@ -45,7 +51,17 @@ def create_app(settings: Settings | None = None, *, bank: ProblemBank | None = N
     settings = (settings or Settings()).prepare()
     engine = db.make_engine(settings.db_url)
     db.migrate(engine)
-    bank = bank or ProblemBank(settings.problems_dir)
+    sessions = db.make_sessionmaker(engine)
+    store = Store(settings.bank_dir)
+
+    def published() -> list:
+        """Seed the bundled problems (new content only), then the published versions."""
+        with sessions() as session:
+            admin_queries.seed(session, store, settings.problems_dir or problems_dir(),
+                               clock())
+            return admin_queries.published(session, store)
+
+    bank = bank or ProblemBank(settings.problems_dir, source=published)
 
     @contextlib.asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
@@ -66,8 +82,9 @@ def create_app(settings: Settings | None = None, *, bank: ProblemBank | None = N
                               "live judging. Learners' API under /api; workers' under /worker.")
     app.state.settings = settings
     app.state.engine = engine
-    app.state.sessionmaker = db.make_sessionmaker(engine)
+    app.state.sessionmaker = sessions
     app.state.bank = bank
+    app.state.store = store
     app.state.hub = Hub()
     app.state.clock = clock
     app.state.templates = make_templates()
@@ -80,14 +97,16 @@ def create_app(settings: Settings | None = None, *, bank: ProblemBank | None = N
                        same_site="lax", https_only=settings.cookie_secure)
     errors.install(app)
     app.mount("/static", StaticFiles(directory=HERE / "static"), name="static")
-    for module in (api_users, api_problems, api_submissions, worker_api, pages_auth,
-                   pages_problems, pages_submissions, pages_board):
+    for module in (api_users, api_problems, api_submissions, admin_api, worker_api,
+                   pages_auth, pages_problems, pages_submissions, pages_board, admin_pages,
+                   admin_users):
         app.include_router(module.router)
     return app
 
 
 async def _refresh_bank_until(stopping: asyncio.Event, app: FastAPI) -> None:
-    """Follow edits of the problem bank on disk (uploads come with issue 6)."""
+    """Follow the bank: new bundled packages on disk, versions published elsewhere (the
+    CLI, another process). Admin pages refresh it at once after their own changes."""
     while not stopping.is_set():
         with contextlib.suppress(TimeoutError):
             await asyncio.wait_for(stopping.wait(), BANK_REFRESH_S)
@@ -162,7 +181,9 @@ class BodyLimit:
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
             return await self.app(scope, receive, send)
-        limit = (WORKER_BODY_LIMIT if scope["path"].startswith("/worker/")
+        path = scope["path"]
+        limit = (WORKER_BODY_LIMIT if path.startswith("/worker/")
+                 else UPLOAD_BODY_LIMIT if path.startswith(("/admin/", "/api/admin/"))
                  else PAGE_BODY_LIMIT)
         headers = dict(scope.get("headers") or [])
         length = headers.get(b"content-length")

@@ -1,8 +1,14 @@
 """The tables. Times are naive UTC (``web.db.utcnow()``), the same on SQLite and PostgreSQL.
 
-A submission is what a learner sent; a job is one request to judge it (the queue). Today
-every submission has one job; a rejudge (issue 6) adds another job for the same submission,
-with a higher priority. Progress events belong to a job's current attempt.
+A submission is what a learner sent; a job is one request to the workers (the queue):
+judge a submission (``kind="judge"``; a rejudge adds another job for the same submission,
+at a lower priority than live submissions) or validate a problem version
+(``kind="validate"``, like ``python -m judge check``). Progress events belong to a judge
+job's current attempt; a validation's progress is kept on its version row.
+
+The problem bank: a ``problems`` row per slug, a ``problem_versions`` row per stored
+package (its files live under ``DATA_DIR/bank/<content hash>/``, never changed), and the
+published version per problem. Admin actions go to ``audit_log``.
 """
 
 from __future__ import annotations
@@ -10,7 +16,19 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any, ClassVar
 
-from sqlalchemy import JSON, Boolean, DateTime, Float, ForeignKey, Index, Integer, String, Text
+from sqlalchemy import (
+    JSON,
+    Boolean,
+    DateTime,
+    Float,
+    ForeignKey,
+    Index,
+    Integer,
+    String,
+    Text,
+    UniqueConstraint,
+    false,
+)
 from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column, relationship
 
 
@@ -28,6 +46,8 @@ class User(Base):
     password_hash: Mapped[str] = mapped_column(String(255))
     is_admin: Mapped[bool] = mapped_column(Boolean, default=False)
     lang: Mapped[str] = mapped_column(String(8), default="zh")
+    # a disabled account cannot log in, and its session and API tokens stop working
+    disabled: Mapped[bool] = mapped_column(Boolean, default=False, server_default=false())
     created_at: Mapped[datetime]
 
 
@@ -86,8 +106,16 @@ class Job(Base):
     __table_args__ = (Index("ix_jobs_claim", "status", "needs_gpu", "priority", "id"),)
 
     id: Mapped[int] = mapped_column(primary_key=True)
-    submission_id: Mapped[int] = mapped_column(
+    kind: Mapped[str] = mapped_column(String(16), default="judge",
+                                      server_default="judge")  # judge|validate
+    # judge jobs: the submission; validate jobs: the version (the other one is None)
+    submission_id: Mapped[int | None] = mapped_column(
         ForeignKey("submissions.id", ondelete="CASCADE"), index=True)
+    version_id: Mapped[int | None] = mapped_column(
+        ForeignKey("problem_versions.id", ondelete="CASCADE"), index=True)
+    # the package version to judge at (a rejudge names the published one); None: the
+    # submission's own
+    problem_version: Mapped[str | None] = mapped_column(String(64))
     status: Mapped[str] = mapped_column(String(16), default="queued")  # queued|running|done
     priority: Mapped[int] = mapped_column(Integer, default=0)  # higher is judged first
     # needs_gpu: only GPU workers may judge it (every case needs CUDA).
@@ -103,7 +131,8 @@ class Job(Base):
     claimed_at: Mapped[datetime | None]
     finished_at: Mapped[datetime | None]
 
-    submission: Mapped[Submission] = relationship()
+    submission: Mapped[Submission | None] = relationship()
+    version: Mapped[ProblemVersion | None] = relationship()
 
 
 class JobEvent(Base):
@@ -116,3 +145,60 @@ class JobEvent(Base):
     submission_id: Mapped[int] = mapped_column(Integer, index=True)
     payload: Mapped[dict[str, Any]]
     created_at: Mapped[datetime]
+
+
+class ProblemRecord(Base):
+    """A problem of the bank, whatever its versions; learners see its published one."""
+
+    __tablename__ = "problems"
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    slug: Mapped[str] = mapped_column(String(64), unique=True)
+    number: Mapped[int] = mapped_column(Integer)
+    # problem_versions.id of the version learners see; None: not published. (No foreign
+    # key: the two tables would point at each other, and versions are never deleted.)
+    published_version_id: Mapped[int | None] = mapped_column(Integer)
+    created_at: Mapped[datetime]
+
+
+class ProblemVersion(Base):
+    """One stored package: ``DATA_DIR/bank/<content_hash>/``, immutable.
+
+    status: ``uploaded`` (stored, validation queued), ``validating`` (a worker runs it),
+    ``valid`` or ``invalid`` (``report`` says why). Only a valid version is published.
+    ``origin``: ``upload`` (admin page), ``edit`` (admin page), ``cli`` (``problems add``),
+    ``bundled`` (seeded from the problems folder, trusted: checked in CI).
+    """
+
+    __tablename__ = "problem_versions"
+    __table_args__ = (UniqueConstraint("problem_id", "content_hash"),)
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    problem_id: Mapped[int] = mapped_column(ForeignKey("problems.id", ondelete="CASCADE"),
+                                            index=True)
+    content_hash: Mapped[str] = mapped_column(String(64))
+    status: Mapped[str] = mapped_column(String(16), default="uploaded")
+    origin: Mapped[str] = mapped_column(String(16))
+    note: Mapped[str] = mapped_column(String(200), default="")
+    # validation: {"ok", "errors", "files": [{label, expected, verdict, ok, detail}], ...}
+    report: Mapped[dict[str, Any] | None]
+    created_by: Mapped[int | None] = mapped_column(ForeignKey("users.id", ondelete="SET NULL"))
+    created_at: Mapped[datetime]
+    validated_at: Mapped[datetime | None]
+
+    problem: Mapped[ProblemRecord] = relationship()
+    author: Mapped[User | None] = relationship()
+
+
+class AuditEntry(Base):
+    """An admin action: who, what, on what, when (shown to admins at /admin/audit)."""
+
+    __tablename__ = "audit_log"
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    user_id: Mapped[int | None] = mapped_column(ForeignKey("users.id", ondelete="SET NULL"))
+    actor: Mapped[str] = mapped_column(String(64))  # the username, or "cli"
+    action: Mapped[str] = mapped_column(String(32))
+    target: Mapped[str] = mapped_column(String(128), default="")
+    detail: Mapped[dict[str, Any]]
+    created_at: Mapped[datetime] = mapped_column(index=True)

@@ -6,12 +6,14 @@ from __future__ import annotations
 
 import logging
 import os
+import shutil
 import subprocess
 import sys
 import threading
 from pathlib import Path
 
 from judge.package import ROOT
+from judge.upload import copy_folder
 from web.problems import ProblemBank
 from web.settings import Settings
 
@@ -48,7 +50,7 @@ class PackBuilder:
         cmd = [sys.executable, "-m", "judge", "pack", str(tmp)]
         if self.settings.no_sandbox:
             cmd.append("--no-sandbox")
-        env = {**os.environ, "JUDGE_PROBLEMS_DIR": str(self.bank.root)}
+        env = {**os.environ, "JUDGE_PROBLEMS_DIR": str(self._published_folder())}
         log.info("building the practice pack: %s", " ".join(cmd))
         # niced: it must not slow down (or skew the speed checks of) judging
         self.process = subprocess.Popen(cmd, cwd=ROOT, env=env, stdout=subprocess.PIPE,
@@ -69,6 +71,19 @@ class PackBuilder:
         if "left out" in (output or ""):
             log.error("practice pack built without some problems:\n%s", output.strip())
         tmp.replace(self.path)
+
+    def _published_folder(self) -> Path:
+        """The published packages as one folder of slug-named packages (what ``judge
+        pack`` reads), copied from the bank once per bank version."""
+        folder = self.settings.data_dir / "packs" / f"src-{self.bank.version}"
+        if not folder.is_dir():
+            partial = folder.with_name(folder.name + ".partial")
+            shutil.rmtree(partial, ignore_errors=True)
+            for p in self.bank:
+                copy_folder(p.problem.dir, partial / p.slug)
+            partial.mkdir(parents=True, exist_ok=True)
+            partial.rename(folder)
+        return folder
 
     def close(self) -> None:
         """Stop a build in progress (the app is shutting down)."""

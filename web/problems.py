@@ -11,6 +11,7 @@ from __future__ import annotations
 import ast
 import logging
 import textwrap
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
@@ -122,27 +123,33 @@ class ProblemView:
 
 
 class ProblemBank:
-    def __init__(self, root: Path | None = None) -> None:
+    """The problems learners see. ``ProblemBank(folder)`` reads a folder of packages;
+    ``ProblemBank(source=...)`` asks a function for them (the app's: the published
+    versions of the database-backed bank, see web/bank.py)."""
+
+    def __init__(self, root: Path | None = None, *,
+                 source: Callable[[], list[Problem]] | None = None) -> None:
         self.root = Path(root) if root else problems_dir()
-        self._set([ProblemView(p) for p in load_all(self.root)])
+        self.source = source or (lambda: load_all(self.root))
+        self._set([ProblemView(p) for p in self.source()])
 
     def _set(self, problems: list[ProblemView]) -> None:
         self.problems, self._by_slug = problems, {p.slug: p for p in problems}
         self.__dict__.pop("version", None)
 
     def refresh(self) -> bool:
-        """Reload when a package changed on disk (or one came or went), so that new
-        submissions record the version the workers will judge. A broken bank on disk (an
-        edit in progress) keeps the old one. True when something changed."""
+        """Reload when a package changed (or one came or went), so that new submissions
+        record the version the workers will judge. A broken bank (an edit on disk in
+        progress) keeps the old one. True when something changed."""
         try:
-            fresh = load_all(self.root)
+            fresh = self.source()
         except PackageError as e:
-            log.error("the problem bank on disk is broken, keeping the loaded one: %s", e)
+            log.error("the problem bank is broken, keeping the loaded one: %s", e)
             return False
         if ({p.slug: p.content_hash for p in fresh}
                 == {p.slug: p.version for p in self.problems}):
             return False
-        log.info("problem bank changed on disk: reloaded")
+        log.info("problem bank changed: reloaded")
         self._set([ProblemView(p) for p in fresh])
         return True
 

@@ -16,7 +16,7 @@ from sqlalchemy import CursorResult, Executable, and_, case, delete, func, or_, 
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 
-from web.models import ApiToken, Job, JobEvent, Submission, User, Worker
+from web.models import ApiToken, Job, JobEvent, ProblemVersion, Submission, User, Worker
 
 IN_FLIGHT = ("queued", "running")
 GPU_WORKER_ALIVE_S = 120  # a GPU worker not heard from for this long is presumed gone
@@ -35,10 +35,11 @@ def user_by_name(db: Session, username: str) -> User | None:
 
 
 def create_user(db: Session, username: str, password_hash: str, now: datetime,
-                lang: str = "zh") -> User | None:
+                lang: str = "zh", is_admin: bool = False) -> User | None:
     """The new user, or None when the name is taken."""
     user = User(username=username, username_key=username.casefold(),
-                password_hash=password_hash, lang=lang, created_at=now, is_admin=False)
+                password_hash=password_hash, lang=lang, created_at=now, is_admin=is_admin,
+                disabled=False)
     db.add(user)
     try:
         db.commit()
@@ -61,7 +62,8 @@ def create_token(db: Session, user: User, token_hash: str, now: datetime, days: 
 
 def user_for_token(db: Session, token_hash: str, now: datetime) -> User | None:
     return db.scalar(select(User).join(ApiToken, ApiToken.user_id == User.id)
-                     .where(ApiToken.token_hash == token_hash, ApiToken.expires_at > now))
+                     .where(ApiToken.token_hash == token_hash, ApiToken.expires_at > now,
+                            User.disabled.is_(False)))
 
 
 # ---------------------------------------------------------------- submissions
@@ -157,7 +159,7 @@ def register_worker(db: Session, name: str, gpu: bool, capabilities: dict[str, A
 
 def requeue_expired(db: Session, now: datetime) -> list[int]:
     """Hand jobs whose lease ran out back to the queue (or end them after MAX_ATTEMPTS).
-    Returns the submissions that changed."""
+    Returns the submissions that changed (a validate job's version changes too)."""
     requeued: list[int] = []
     for job in db.scalars(select(Job).where(Job.status == "running",
                                             Job.lease_expires_at < now)).all():
@@ -171,18 +173,38 @@ def requeue_expired(db: Session, now: datetime) -> list[int]:
         if n != 1:  # renewed or finished meanwhile
             continue
         db.execute(delete(JobEvent).where(JobEvent.job_id == job.id))
+        if job.kind == "validate":
+            _version_back(db, job, now, give_up)
+            continue
         values: dict[str, Any] = {"status": "queued"}
         if give_up:
             values = {"status": "done", "verdict": "internal_error", "passed": 0, "total": 0,
                       "judged_at": now, "report": abandoned_report(job)}
         db.execute(update(Submission).where(Submission.id == job.submission_id,
                                             Submission.status != "done").values(**values))
-        requeued.append(job.submission_id)
+        requeued.append(job.submission_id or 0)
     db.commit()
     return requeued
 
 
+def _version_back(db: Session, job: Job, now: datetime, give_up: bool) -> None:
+    """A validate job went back to the queue (or was given up on)."""
+    from web.admin_queries import validation_finished
+
+    if job.version_id is None:
+        return
+    if give_up:
+        validation_finished(db, job.version_id, {
+            "ok": False, "files": [],
+            "errors": [f"validation did not finish in {job.attempts} attempts (the worker "
+                       f"was lost); validate it again"]}, now)
+    else:
+        db.execute(update(ProblemVersion).where(ProblemVersion.id == job.version_id)
+                   .values(status="uploaded"))
+
+
 def abandoned_report(job: Job) -> dict[str, Any]:
+    assert job.submission is not None
     zh = f"评测在 {job.attempts} 次尝试中都没有完成（评测机失联），请稍后重新提交"
     en = (f"judging did not finish in {job.attempts} attempts (the worker was lost); "
           f"please submit again later")
@@ -231,8 +253,13 @@ def claim(db: Session, worker_id: int, gpu: bool, now: datetime, lease_s: float)
     job = db.scalar(select(Job).where(Job.lease_token == token))
     assert job is not None
     db.execute(delete(JobEvent).where(JobEvent.job_id == job.id))  # a previous attempt's
-    db.execute(update(Submission).where(Submission.id == job.submission_id,
-                                        Submission.status != "done").values(status="running"))
+    if job.kind == "validate":
+        db.execute(update(ProblemVersion).where(ProblemVersion.id == job.version_id)
+                   .values(status="validating"))
+    else:
+        db.execute(update(Submission).where(Submission.id == job.submission_id,
+                                            Submission.status != "done")
+                   .values(status="running"))
     db.execute(update(Worker).where(Worker.id == worker_id).values(last_seen_at=now))
     db.commit()
     return job
@@ -254,8 +281,9 @@ def renew(db: Session, job_id: int, token: str, now: datetime, lease_s: float) -
 
 
 def add_events(db: Session, job_id: int, token: str, now: datetime,
-               payloads: list[dict[str, Any]]) -> int | None:
-    """Store progress events if the lease is still held; the submission id, else None."""
+               payloads: list[dict[str, Any]]) -> Job | None:
+    """Store progress events if the lease is still held (a validate job's fold into its
+    version's report); the job, else None."""
     # A no-op UPDATE under the lease condition: it checks the lease and locks the job in
     # one step, so a job requeued meanwhile never gets a stale attempt's events.
     if _changed(db, update(Job).where(_holds_lease(job_id, token, now))
@@ -264,34 +292,46 @@ def add_events(db: Session, job_id: int, token: str, now: datetime,
         return None
     job = db.get(Job, job_id)
     assert job is not None
-    db.add_all(JobEvent(job_id=job_id, submission_id=job.submission_id, payload=p,
-                        created_at=now) for p in payloads)
+    if job.kind == "validate":
+        from web.admin_queries import validation_progress
+
+        for p in payloads:
+            validation_progress(db, job.version_id or 0, p)
+    else:
+        db.add_all(JobEvent(job_id=job_id, submission_id=job.submission_id, payload=p,
+                            created_at=now) for p in payloads)
     db.commit()
-    return job.submission_id
+    return job
 
 
 def finish(db: Session, job_id: int, token: str, now: datetime,
-           report: dict[str, Any], summary: dict[str, Any]) -> tuple[str, int | None]:
-    """Write a job's result once. Returns ("stored", sid), ("duplicate", sid) when this
-    lease already stored it, or ("rejected", None) when the lease was lost."""
+           result: dict[str, Any], summary: dict[str, Any]) -> tuple[str, Job | None]:
+    """Write a job's result once (a submission's report, or a validation's). Returns
+    ("stored", job), ("duplicate", job) when this lease already stored it, or
+    ("rejected", None) when the lease was lost."""
     changed = _changed(db, update(Job).where(_holds_lease(job_id, token, now))
                        .values(status="done", finished_at=now))
     if changed != 1:
         db.rollback()
         job = db.get(Job, job_id)
         if job is not None and job.status == "done" and job.lease_token == token:
-            return "duplicate", job.submission_id
+            return "duplicate", job
         return "rejected", None
     job = db.get(Job, job_id)
     assert job is not None
-    db.execute(update(Submission).where(Submission.id == job.submission_id)
-               .values(status="done", report=report, judged_at=now, **summary))
+    if job.kind == "validate":
+        from web.admin_queries import validation_finished
+
+        validation_finished(db, job.version_id or 0, result, now)
+    else:
+        db.execute(update(Submission).where(Submission.id == job.submission_id)
+                   .values(status="done", report=result, judged_at=now, **summary))
     db.execute(delete(JobEvent).where(JobEvent.job_id == job_id))
     db.commit()
-    return "stored", job.submission_id
+    return "stored", job
 
 
-def release(db: Session, job_id: int, token: str, now: datetime) -> int | None:
+def release(db: Session, job_id: int, token: str, now: datetime) -> Job | None:
     """A worker gives a job back unjudged (it is shutting down): queued again at once."""
     changed = _changed(db, update(Job).where(_holds_lease(job_id, token, now))
                        .values(status="queued", lease_token=None, lease_expires_at=None,
@@ -302,10 +342,14 @@ def release(db: Session, job_id: int, token: str, now: datetime) -> int | None:
     job = db.get(Job, job_id)
     assert job is not None
     db.execute(delete(JobEvent).where(JobEvent.job_id == job_id))
-    db.execute(update(Submission).where(Submission.id == job.submission_id,
-                                        Submission.status != "done").values(status="queued"))
+    if job.kind == "validate":
+        _version_back(db, job, now, give_up=False)
+    else:
+        db.execute(update(Submission).where(Submission.id == job.submission_id,
+                                            Submission.status != "done")
+                   .values(status="queued"))
     db.commit()
-    return job.submission_id
+    return job
 
 
 # ---------------------------------------------------------------- statistics

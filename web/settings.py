@@ -31,6 +31,11 @@ class Settings(BaseSettings):
     registration_open: bool = True
 
     @property
+    def bank_dir(self) -> Path:
+        """Every stored problem version, by content hash (see web/bank.py)."""
+        return self.data_dir / "bank"
+
+    @property
     def db_url(self) -> str:
         return self.database_url or f"sqlite:///{(self.data_dir / 'judge.db').resolve()}"
 

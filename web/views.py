@@ -131,3 +131,54 @@ def submission_view(sub: Submission, lang: str, *, full: bool = False,
     elif events is not None:
         data.update(progress(events, lang))
     return data
+
+
+# ---------------------------------------------------------------- validation (admins)
+
+FILE_FIELDS = {"label": str, "expected": str, "verdict": str, "ok": bool, "detail": str}
+
+
+def _file_entry(raw: Any) -> dict[str, Any]:
+    """One judged file of a validation: label, expected verdict, verdict (None while
+    pending), ok, detail (the check's explanation, for admins)."""
+    if not isinstance(raw, dict) or not isinstance(raw.get("label"), str):
+        raise ValueError("a file entry needs a label")
+    entry: dict[str, Any] = {"label": raw["label"][:200],
+                             "expected": str(raw.get("expected", ""))[:40],
+                             "verdict": None, "ok": None, "detail": ""}
+    if raw.get("verdict") is not None:
+        entry["verdict"] = str(Verdict(raw["verdict"]))
+        entry["ok"] = bool(raw.get("ok"))
+        entry["detail"] = str(raw.get("detail", ""))[:4000]
+    return entry
+
+
+def ingest_validation_event(raw: Any) -> dict[str, Any] | None:
+    """A validate job's progress event: ``start`` (the files to judge) or ``file`` (one
+    judged). Raises ValueError on a malformed one; None for others."""
+    if not isinstance(raw, dict):
+        raise ValueError("an event must be an object")
+    kind = raw.get("event")
+    if kind == "start":
+        files = raw.get("files")
+        if not isinstance(files, list):
+            raise ValueError("start needs a list of files")
+        return {"event": "start", "files": [_file_entry(f) for f in files[:1000]]}
+    if kind == "file":
+        return {"event": "file", "file": _file_entry(raw.get("file"))}
+    return None
+
+
+def validation_result(raw: dict[str, Any]) -> dict[str, Any]:
+    """A validate job's result as stored: ok, errors, files, skipped, seed."""
+    if not isinstance(raw.get("ok"), bool):
+        raise ValueError("a validation result needs ok: true or false")
+    files = raw.get("files", [])
+    errors = raw.get("errors", [])
+    skipped = raw.get("skipped", [])
+    if not all(isinstance(x, list) for x in (files, errors, skipped)):
+        raise ValueError("files, errors and skipped must be lists")
+    return {"ok": raw["ok"], "errors": [str(e)[:4000] for e in errors[:100]],
+            "files": [_file_entry(f) for f in files[:1000]],
+            "skipped": [str(s)[:200] for s in skipped[:1000]],
+            "seed": int(raw.get("seed") or 0)}

@@ -11,7 +11,7 @@ import pytest
 from fastapi.testclient import TestClient
 
 from judge.worker import WorkerClient
-from tests.web.support import Clock, make_user, write_bank
+from tests.web.support import CHROMIUM, Clock, make_user, shot, write_bank
 from web.main import create_app
 from web.settings import Settings
 
@@ -76,3 +76,55 @@ def alice(client) -> dict:
 @pytest.fixture
 def worker(client) -> WorkerClient:
     return WorkerClient("", "worker-secret", http=client)
+
+
+# ---------------------------------------------------------------- browser tests
+# (each browser test module defines its own module-scoped ``server``)
+
+@pytest.fixture(scope="module")
+def browser(server):
+    sync_api = pytest.importorskip("playwright.sync_api")
+    with sync_api.sync_playwright() as pw:
+        chromium = pw.chromium.launch(
+            executable_path=CHROMIUM, headless=True,
+            args=["--no-sandbox", "--disable-gpu", "--disable-background-networking",
+                  "--disable-component-update", "--disable-sync", "--no-first-run",
+                  "--disable-dev-shm-usage"])
+        yield chromium
+        chromium.close()
+
+
+class PageErrors:
+    """JavaScript errors and console errors (CSP violations, failed loads) of a page;
+    a test that provokes one on purpose allows it."""
+
+    def __init__(self) -> None:
+        self.seen: list[str] = []
+        self.allowed: list[str] = []
+
+    def allow(self, fragment: str) -> None:
+        self.allowed.append(fragment)
+
+    def unexpected(self) -> list[str]:
+        return [e for e in self.seen if not any(a in e for a in self.allowed)]
+
+
+@pytest.fixture
+def page_errors() -> PageErrors:
+    return PageErrors()
+
+
+@pytest.fixture
+def page(browser, server, request, page_errors):
+    context = browser.new_context(viewport={"width": 1360, "height": 900}, locale="zh-CN",
+                                  base_url=server.url)
+    context.set_default_timeout(20_000)
+    page = context.new_page()
+    page.on("pageerror", lambda e: page_errors.seen.append(str(e)))
+    page.on("console", lambda m: page_errors.seen.append(m.text) if m.type == "error" else None)
+    yield page
+    shot(page, f"{request.node.name}-last")
+    context.close()
+    assert page_errors.unexpected() == [], "errors in the page"
+
+

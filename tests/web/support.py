@@ -4,6 +4,7 @@ session) and workers."""
 
 from __future__ import annotations
 
+import os
 import re
 import textwrap
 from datetime import datetime, timedelta
@@ -187,3 +188,52 @@ def write_cuda_problem(root: Path) -> None:
     for f in src.iterdir():
         (folder / f.name).write_text(f.read_text())
     (folder / "problem.toml").write_text(CUDA_TOML)
+
+
+def make_admin(client: TestClient, name: str = "root") -> dict:
+    """A user with admin rights, logged in on the client's session too; bearer headers."""
+    from web import admin_queries
+    from web.queries import user_by_name
+
+    headers = make_user(client, name)
+    with client.app.state.sessionmaker() as db:
+        user = user_by_name(db, name)
+        assert user is not None
+        admin_queries.set_admin(db, user, True)
+        db.commit()
+    browser_login(client, name)
+    return headers
+
+
+def package_zip(folder: Path, *, extra: dict[str, str] | None = None,
+                top: str | None = None) -> bytes:
+    """A package folder as an upload (under one top folder when ``top`` is given)."""
+    import io
+    import zipfile
+
+    buffer = io.BytesIO()
+    with zipfile.ZipFile(buffer, "w") as archive:
+        for path in sorted(folder.rglob("*")):
+            if path.is_file():
+                name = str(path.relative_to(folder))
+                archive.writestr(f"{top}/{name}" if top else name, path.read_bytes())
+        for name, text in (extra or {}).items():
+            archive.writestr(name, text)
+    return buffer.getvalue()
+
+
+def upload(client: TestClient, data: bytes, name: str = "pkg.zip"):
+    """Upload a package through the admin page (the client is an admin's session)."""
+    token = csrf(client, "/admin/problems")
+    return client.post("/admin/problems/upload", data={"csrf_token": token},
+                       files={"file": (name, data, "application/zip")}, follow_redirects=False)
+
+
+ARTIFACTS = ROOT / "test-artifacts" / "browser"
+CHROMIUM = os.environ.get("JUDGE_CHROMIUM", "/usr/bin/chromium")
+
+
+def shot(page, name: str) -> None:
+    """A browser test's screenshot, kept in test-artifacts/browser/."""
+    ARTIFACTS.mkdir(parents=True, exist_ok=True)
+    page.screenshot(path=str(ARTIFACTS / f"{name}.png"), full_page=True)

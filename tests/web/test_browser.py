@@ -5,18 +5,16 @@ an error message full of HTML shown as text. Screenshots go to test-artifacts/."
 
 from __future__ import annotations
 
-import os
 import uuid
 from pathlib import Path
 
 import pytest
 
 from tests.web.served import ROOT, serving
+from tests.web.support import CHROMIUM, shot
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
 
-CHROMIUM = os.environ.get("JUDGE_CHROMIUM", "/usr/bin/chromium")
-ARTIFACTS = ROOT / "test-artifacts" / "browser"
 ACCEPTED = (ROOT / "problems/padding-collate/submissions/accepted/pad_sequence.py").read_text()
 HTML_ERROR = '''def collate(batch, pad_id=0, pad_to_multiple_of=None, padding_side="right"):
     raise ValueError('<img src=x onerror="window.__xss = 1"><b id="injected">bold</b>')
@@ -45,58 +43,6 @@ def server(tmp_path_factory):
                     f"installs it; JUDGE_CHROMIUM points elsewhere)")
     with serving(tmp_path_factory.mktemp("served"), args=("--no-pack-prebuild",)) as served:
         yield served
-
-
-@pytest.fixture(scope="module")
-def browser(server):
-    sync_api = pytest.importorskip("playwright.sync_api")
-    with sync_api.sync_playwright() as pw:
-        chromium = pw.chromium.launch(
-            executable_path=CHROMIUM, headless=True,
-            args=["--no-sandbox", "--disable-gpu", "--disable-background-networking",
-                  "--disable-component-update", "--disable-sync", "--no-first-run",
-                  "--disable-dev-shm-usage"])
-        yield chromium
-        chromium.close()
-
-
-class PageErrors:
-    """JavaScript errors and console errors (CSP violations, failed loads) of a page;
-    a test that provokes one on purpose allows it."""
-
-    def __init__(self) -> None:
-        self.seen: list[str] = []
-        self.allowed: list[str] = []
-
-    def allow(self, fragment: str) -> None:
-        self.allowed.append(fragment)
-
-    def unexpected(self) -> list[str]:
-        return [e for e in self.seen if not any(a in e for a in self.allowed)]
-
-
-@pytest.fixture
-def page_errors() -> PageErrors:
-    return PageErrors()
-
-
-@pytest.fixture
-def page(browser, server, request, page_errors):
-    context = browser.new_context(viewport={"width": 1360, "height": 900}, locale="zh-CN",
-                                  base_url=server.url)
-    context.set_default_timeout(20_000)
-    page = context.new_page()
-    page.on("pageerror", lambda e: page_errors.seen.append(str(e)))
-    page.on("console", lambda m: page_errors.seen.append(m.text) if m.type == "error" else None)
-    yield page
-    shot(page, f"{request.node.name}-last")
-    context.close()
-    assert page_errors.unexpected() == [], "errors in the page"
-
-
-def shot(page, name: str) -> None:
-    ARTIFACTS.mkdir(parents=True, exist_ok=True)
-    page.screenshot(path=str(ARTIFACTS / f"{name}.png"), full_page=True)
 
 
 def register(page, name: str | None = None) -> str:

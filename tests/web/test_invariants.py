@@ -64,7 +64,8 @@ def test_models_match_the_migrations(app):
     assert diff == []
 
 
-SAFE_ALLOWED = {"p.statement_html(lang)|safe", "ex.code|python|safe", "sub.code|python|safe"}
+SAFE_ALLOWED = {"p.statement_html(lang)|safe", "ex.code|python|safe", "sub.code|python|safe",
+                "preview.statement_html(lang)|safe"}
 
 
 def test_only_sanitised_html_is_marked_safe():
@@ -101,12 +102,13 @@ def test_the_data_folder_keeps_its_secrets_private(tmp_path, problems_root):
 def test_worker_routes_are_documented_and_guarded(client):
     paths = client.get("/openapi.json").json()["paths"]
     worker_paths = [p for p in paths if p.startswith("/worker/")]
-    assert len(worker_paths) == 6
+    assert len(worker_paths) == 7
     for path in worker_paths:
-        op = paths[path]["post"]
-        assert op.get("description")
-        r = client.post(path.replace("{job_id}", "1"), json={})
-        assert r.status_code == 401, path
+        for method, op in paths[path].items():
+            assert op.get("description")
+            url = path.replace("{job_id}", "1").replace("{content_hash}", "0" * 64)
+            r = client.request(method.upper(), url, json={})
+            assert r.status_code == 401, path
 
 
 def test_pages_forbid_foreign_scripts(client):

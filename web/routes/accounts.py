@@ -21,3 +21,4 @@ def check_new_account(username: str, password: str) -> None:
 TAKEN = T("这个用户名已经有人用了", "that username is taken")
 CLOSED = T("本站暂不开放注册", "registration is closed on this site")
 BAD_LOGIN = T("用户名或密码不对", "wrong username or password")
+DISABLED = T("这个账号已被管理员停用", "this account has been disabled by an admin")

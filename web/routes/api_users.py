@@ -11,7 +11,7 @@ from pydantic import BaseModel, Field
 from web import queries
 from web.deps import Now, SessionDep, SettingsDep
 from web.errors import ClientError
-from web.routes.accounts import BAD_LOGIN, CLOSED, TAKEN, check_new_account
+from web.routes.accounts import BAD_LOGIN, CLOSED, DISABLED, TAKEN, check_new_account
 from web.security import hash_password, new_token, token_hash, verify_password
 
 router = APIRouter(prefix="/api", tags=["accounts"])
@@ -52,6 +52,8 @@ def login(form: Annotated[OAuth2PasswordRequestForm, Depends()], db: SessionDep,
     user = queries.user_by_name(db, form.username.strip())
     if not verify_password(user.password_hash if user else None, form.password) or not user:
         raise ClientError(401, BAD_LOGIN, {"WWW-Authenticate": "Bearer"})
+    if user.disabled:
+        raise ClientError(403, DISABLED)
     token = new_token()
     queries.create_token(db, user, token_hash(token), now, settings.token_days)
     return TokenOut(access_token=token)

@@ -14,7 +14,7 @@ from web import queries
 from web.deps import CsrfChecked, Now, PageUser, SessionDep, SettingsDep, page_lang
 from web.errors import ClientError
 from web.pages import render
-from web.routes.accounts import BAD_LOGIN, CLOSED, TAKEN, check_new_account
+from web.routes.accounts import BAD_LOGIN, CLOSED, DISABLED, TAKEN, check_new_account
 from web.security import hash_password, verify_password
 
 router = APIRouter(tags=["pages"], include_in_schema=False)
@@ -48,6 +48,9 @@ def login(request: Request, db: SessionDep, username: Text, password: Text,
     if not verify_password(user.password_hash if user else None, password) or user is None:
         return render(request, "login.html", None, lang, status=401, next=safe_next(next),
                       error=BAD_LOGIN(lang), username=username)
+    if user.disabled:
+        return render(request, "login.html", None, lang, status=403, next=safe_next(next),
+                      error=DISABLED(lang), username=username)
     log_in(request, user.id)
     return RedirectResponse(safe_next(next), status_code=303)
 

@@ -18,8 +18,8 @@ from judge.report import Report
 from web import queries
 from web.deps import HubDep, Now, SessionDep, SettingsDep, WorkerAuth
 from web.errors import ClientError
-from web.models import Worker
-from web.views import ingest_event, summary
+from web.models import Job, Worker
+from web.views import ingest_event, ingest_validation_event, summary, validation_result
 
 router = APIRouter(prefix="/worker", tags=["worker"], dependencies=[WorkerAuth])
 
@@ -77,11 +77,19 @@ async def claim(body: ClaimRequest, request: Request, hub: HubDep,
             job = queries.claim(db, body.worker_id, body.gpu, now, settings.lease_seconds)
             if job is None:
                 return None
+            common = {"job_id": job.id, "kind": job.kind, "lease_token": job.lease_token,
+                      "lease_seconds": settings.lease_seconds, "attempt": job.attempts}
+            if job.kind == "validate":
+                version = job.version
+                assert version is not None
+                return {**common, "version_id": version.id, "submission_id": None,
+                        "problem": version.problem.slug,
+                        "problem_version": version.content_hash, "code": ""}
             sub = job.submission
-            return {"job_id": job.id, "lease_token": job.lease_token,
-                    "lease_seconds": settings.lease_seconds, "attempt": job.attempts,
-                    "submission_id": sub.id, "problem": sub.problem,
-                    "problem_version": sub.problem_version, "code": sub.code}
+            assert sub is not None
+            return {**common, "submission_id": sub.id, "problem": sub.problem,
+                    "problem_version": job.problem_version or sub.problem_version,
+                    "code": sub.code}
 
     while True:
         found = await run_in_threadpool(attempt)
@@ -89,7 +97,7 @@ async def claim(body: ClaimRequest, request: Request, hub: HubDep,
             raise ClientError(404, T("不认识这个评测机编号，请重新注册",
                                      "unknown worker id: register again"))
         if found is not None:
-            hub.notify(("submission", found["submission_id"]))
+            hub.notify(_key(found["kind"], found["submission_id"], found.get("version_id")))
             return found
         remaining = deadline - time.monotonic()
         if remaining <= 0 or await request.is_disconnected():
@@ -106,43 +114,73 @@ def renew(job_id: int, body: Lease, db: SessionDep, settings: SettingsDep,
     return {"lease_seconds": settings.lease_seconds}
 
 
+def _key(kind: str, submission_id: int | None, version_id: int | None) -> tuple[str, int]:
+    """What a job's readers wait on (web.live.Hub)."""
+    if kind == "validate":
+        return ("version", version_id or 0)
+    return ("submission", submission_id or 0)
+
+
+def _job_key(job: Job) -> tuple[str, int]:
+    return _key(job.kind, job.submission_id, job.version_id)
+
+
 @router.post("/jobs/{job_id}/events")
 def post_events(job_id: int, body: Events, db: SessionDep, hub: HubDep,
                 now: Now) -> dict[str, Any]:
-    """Progress events from the grader, in order (see web/README.md)."""
+    """Progress events from the grader (or the package check), in order."""
+    job = db.get(Job, job_id)
+    ingest = ingest_validation_event if job is not None and job.kind == "validate" \
+        else ingest_event
     try:
-        payloads = [p for p in (ingest_event(e) for e in body.events) if p is not None]
+        payloads = [p for p in (ingest(e) for e in body.events) if p is not None]
     except (KeyError, TypeError, ValueError) as e:
         raise ClientError(422, T(f"进度事件格式不对：{e}", f"malformed progress event: {e}")
                           ) from None
-    sid = queries.add_events(db, job_id, body.lease_token, now, payloads)
-    if sid is None:
+    held = queries.add_events(db, job_id, body.lease_token, now, payloads)
+    if held is None:
         raise ClientError(409, LEASE_LOST)
-    hub.notify(("submission", sid))
+    hub.notify(_job_key(held))
     return {"stored": len(payloads)}
 
 
 @router.post("/jobs/{job_id}/result")
-def post_result(job_id: int, body: Result, db: SessionDep, hub: HubDep,
+def post_result(job_id: int, body: Result, db: SessionDep, hub: HubDep, request: Request,
                 now: Now) -> dict[str, Any]:
-    """The full report (judge.report.Report.to_json); stored once per job and lease."""
+    """The result, stored once per job and lease: a submission's full report
+    (judge.report.Report.to_json), or a validation's ``{"ok", "errors", "files", ...}``."""
+    job = db.get(Job, job_id)
     try:
-        report = Report.from_json(body.report).to_json("zh")
+        if job is not None and job.kind == "validate":
+            result, columns = validation_result(body.report), {}
+        else:
+            result = Report.from_json(body.report).to_json("zh")
+            columns = summary(result)
     except (KeyError, TypeError, ValueError) as e:
         raise ClientError(422, T(f"评测报告格式不对：{e}", f"malformed report: {e}")) from None
-    status, sid = queries.finish(db, job_id, body.lease_token, now, report, summary(report))
-    if status == "rejected":
+    status, held = queries.finish(db, job_id, body.lease_token, now, result, columns)
+    if held is None:
         raise ClientError(409, LEASE_LOST)
-    hub.notify(("submission", sid))
+    hub.notify(_job_key(held))
     return {"status": status}
 
 
 @router.post("/jobs/{job_id}/release")
 def release(job_id: int, body: Lease, db: SessionDep, hub: HubDep, now: Now) -> dict[str, Any]:
     """Give a job back unjudged (the worker is stopping); it is queued again at once."""
-    sid = queries.release(db, job_id, body.lease_token, now)
-    if sid is None:
+    held = queries.release(db, job_id, body.lease_token, now)
+    if held is None:
         raise ClientError(409, LEASE_LOST)
     hub.notify("queue")
-    hub.notify(("submission", sid))
+    hub.notify(_job_key(held))
     return {"status": "released"}
+
+
+@router.get("/packages/{content_hash}.zip", response_class=Response,
+            responses={200: {"content": {"application/zip": {}}}})
+def package(content_hash: str, request: Request) -> Response:
+    """A stored problem version as a zip, for a worker that lacks it (404 if unknown)."""
+    store = request.app.state.store
+    if not store.has(content_hash):
+        raise ClientError(404, T("没有这个题目版本", "no such problem version"))
+    return Response(store.zip_bytes(content_hash), media_type="application/zip")

@@ -1,0 +1,146 @@
+"""What admins do to the bank, shared by the admin pages and the admin API: take in a
+version (upload or edit), validate, publish, unpublish, rejudge. Each action is checked,
+recorded in the audit log and committed; refusals raise ClientError with nothing changed
+(a refused package may leave its files in the store, unreferenced and harmless)."""
+
+from __future__ import annotations
+
+import re
+import tomllib
+from datetime import datetime
+from typing import Any
+
+from sqlalchemy.exc import IntegrityError
+from sqlalchemy.orm import Session
+
+from judge.i18n import T
+from judge.package import PackageError
+from web import admin_queries
+from web.bank import Store
+from web.errors import ClientError
+from web.live import Hub
+from web.models import ProblemRecord, ProblemVersion, User
+from web.problems import ProblemBank
+
+EDITABLE_TEXT = ("statement.zh.md", "statement.en.md", "tests.py")
+LIMIT_FIELDS = {"case_wall_s": float, "cpu_s": float, "memory_mb": int, "output_kb": int}
+
+
+def refused(e: Exception) -> ClientError:
+    text = str(e)
+    return ClientError(400, T(f"题目包被拒绝：{text}", f"package refused: {text}"))
+
+
+def add_version(db: Session, store: Store, hub: Hub, user: User | None, now: datetime, *,
+                origin: str, note: str, zip_data: bytes | None = None,
+                files: dict[str, bytes] | None = None) -> ProblemVersion:
+    """Store a package (a zip, or files of an edit), record the version and queue its
+    validation. ClientError(400) saying why when the package is refused."""
+    try:
+        problem = store.add_zip(zip_data) if zip_data is not None else store.add_files(
+            files or {})
+        version, created = admin_queries.add_version(db, problem, origin, user, now, note)
+        if created or version.status == "invalid":
+            admin_queries.queue_validation(db, version, problem, now)
+    except (PackageError, IntegrityError) as e:  # IntegrityError: the same upload raced
+        db.rollback()
+        if user is not None:
+            db.refresh(user)  # the error page shows who is logged in, after the session
+        if isinstance(e, IntegrityError):
+            raise ClientError(409, T("同样的版本正在被另一个请求添加，请刷新后再看",
+                                     "the same version is being added by another request; "
+                                     "reload and look again")) from None
+        raise refused(e) from None
+    admin_queries.audit(db, user, "add-version", problem.slug, now,
+                        version=problem.content_hash, origin=origin, note=note[:100],
+                        created=created)
+    db.commit()
+    hub.notify("queue")
+    return version
+
+
+def validate_again(db: Session, store: Store, hub: Hub, user: User, version: ProblemVersion,
+                   now: datetime) -> None:
+    if version.status in ("uploaded", "validating"):
+        raise ClientError(409, T("这个版本正在验证", "this version is being validated"))
+    admin_queries.queue_validation(db, version, store.load(version.content_hash), now)
+    admin_queries.audit(db, user, "validate", version.problem.slug, now,
+                        version=version.content_hash)
+    db.commit()
+    hub.notify("queue")
+
+
+def publish(db: Session, bank: ProblemBank, user: User, version: ProblemVersion,
+            now: datetime) -> None:
+    try:
+        admin_queries.publish(db, version)
+    except PackageError as e:  # refused before anything changed
+        raise ClientError(409, T(f"不能发布：{e}", f"cannot publish: {e}")) from None
+    admin_queries.audit(db, user, "publish", version.problem.slug, now,
+                        version=version.content_hash)
+    db.commit()
+    bank.refresh()
+
+
+def unpublish(db: Session, bank: ProblemBank, user: User, record: ProblemRecord,
+              now: datetime) -> None:
+    admin_queries.unpublish(db, record)
+    admin_queries.audit(db, user, "unpublish", record.slug, now)
+    db.commit()
+    bank.refresh()
+
+
+def parse_ids(text: str) -> list[int]:
+    """Submission ids typed by an admin: numbers separated by spaces or commas."""
+    parts = [p for p in re.split(r"[\s,]+", text.strip()) if p]
+    if not all(p.isdigit() for p in parts):
+        raise ClientError(422, T("提交编号要用数字，以空格或逗号分隔",
+                                 "submission ids are numbers separated by spaces or commas"))
+    return [int(p) for p in parts]
+
+
+def rejudge(db: Session, store: Store, hub: Hub, user: User, record: ProblemRecord,
+            ids: list[int] | None, now: datetime) -> list[int]:
+    """Judge submissions again (all of the problem's, or these) at its published version,
+    below live submissions."""
+    version = admin_queries.published_version(db, record)
+    if version is None:
+        raise ClientError(409, T("这道题没有发布的版本，不能重测",
+                                 "the problem has no published version to rejudge with"))
+    needs, prefers = admin_queries.gpu_needs(store.load(version.content_hash))
+    chosen = admin_queries.rejudge(db, record.slug, version.content_hash, now, ids,
+                                   needs_gpu=needs, prefers_gpu=prefers)
+    admin_queries.audit(db, user, "rejudge", record.slug, now, version=version.content_hash,
+                        submissions=len(chosen), selected=ids is not None)
+    db.commit()
+    hub.notify("queue")
+    return chosen
+
+
+def set_limits(toml_text: str, limits: dict[str, Any]) -> str:
+    """problem.toml with the [limits] values replaced (other lines, comments included,
+    kept as they are)."""
+    lines = toml_text.splitlines()
+    start = next((i for i, line in enumerate(lines) if line.strip() == "[limits]"), None)
+    if start is None:
+        lines += ["", "[limits]"]
+        start = len(lines) - 1
+    end = next((i for i in range(start + 1, len(lines))
+                if lines[i].strip().startswith("[")), len(lines))
+    for key, value in limits.items():
+        line = f"{key} = {value}"
+        found = next((i for i in range(start + 1, end)
+                      if re.match(rf"\s*{key}\s*=", lines[i])), None)
+        if found is None:
+            lines.insert(end, line)
+            end += 1
+        else:
+            lines[found] = line
+    return "\n".join(lines) + "\n"
+
+
+def current_limits(toml_text: str) -> dict[str, Any]:
+    try:
+        return dict(tomllib.loads(toml_text).get("limits", {}))
+    except tomllib.TOMLDecodeError:
+        return {}

@@ -1,0 +1,170 @@
+"""Admin pages for the problem bank: the problem list with the upload form, a problem
+(its versions, publish, unpublish, rejudge, recent submissions), a version (its validation,
+live), and the edit form (statement, limits, test files: a new version). Anonymous
+visitors are sent to the login page; other users get 403."""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+from fastapi import APIRouter, File, Form, Request, UploadFile
+from fastapi.responses import RedirectResponse, Response
+from starlette.concurrency import run_in_threadpool
+
+from judge.i18n import T
+from judge.package import PackageError
+from web import admin, admin_queries
+from web.deps import AdminPageUser, BankDep, CsrfChecked, HubDep, Now, SessionDep, page_lang
+from web.errors import ClientError
+from web.pages import render
+from web.problems import ProblemView
+from web.routes.admin_api import problem_or_404, read_upload, version_or_404
+
+router = APIRouter(prefix="/admin", tags=["admin pages"], include_in_schema=False)
+
+
+@router.get("")
+def home(user: AdminPageUser) -> Response:
+    return RedirectResponse("/admin/problems", status_code=303)
+
+
+def problems_page(request: Request, user, db, *, error: str | None = None,
+                  status: int = 200) -> Response:
+    latest = admin_queries.latest_versions(db)
+    records = admin_queries.all_problems(db)
+    shown = {r.id: admin_queries.published_version(db, r) for r in records}
+    return render(request, "admin_problems.html", user, page_lang(request, user),
+                  status=status, records=records, latest=latest, shown=shown, error=error)
+
+
+@router.get("/problems")
+def problems(request: Request, user: AdminPageUser, db: SessionDep) -> Response:
+    return problems_page(request, user, db)
+
+
+@router.post("/problems/upload", dependencies=[CsrfChecked])
+async def upload(request: Request, user: AdminPageUser, db: SessionDep, hub: HubDep, now: Now,
+                 file: Annotated[UploadFile, File()]) -> Response:
+    try:
+        data = await read_upload(file)
+        # unpacking and hashing take a moment: off the event loop
+        version = await run_in_threadpool(
+            admin.add_version, db, request.app.state.store, hub, user, now, origin="upload",
+            note=file.filename or "upload.zip", zip_data=data)
+    except ClientError as e:  # back to the form with the reason, nothing stored
+        return problems_page(request, user, db, error=e.message(page_lang(request, user)),
+                             status=e.status)
+    return RedirectResponse(f"/admin/versions/{version.id}", status_code=303)
+
+
+@router.get("/problems/{slug}")
+def problem(slug: str, request: Request, user: AdminPageUser, db: SessionDep,
+            notice: str = "") -> Response:
+    record = problem_or_404(db, slug)
+    return render(request, "admin_problem.html", user, page_lang(request, user),
+                  record=record, versions=admin_queries.versions(db, record.id),
+                  shown=admin_queries.published_version(db, record),
+                  subs=admin_queries.problem_submissions(db, slug, limit=100),
+                  pending=admin_queries.pending_rejudges(db, slug), notice=notice[:200])
+
+
+@router.post("/problems/{slug}/unpublish", dependencies=[CsrfChecked])
+def unpublish(slug: str, user: AdminPageUser, db: SessionDep, bank: BankDep,
+              now: Now) -> Response:
+    admin.unpublish(db, bank, user, problem_or_404(db, slug), now)
+    return RedirectResponse(f"/admin/problems/{slug}", status_code=303)
+
+
+@router.post("/problems/{slug}/rejudge", dependencies=[CsrfChecked])
+def rejudge(slug: str, request: Request, user: AdminPageUser, db: SessionDep, hub: HubDep,
+            now: Now, which: Annotated[str, Form(pattern="^(all|selected)$")],
+            ids: Annotated[str, Form(max_length=10_000)] = "") -> Response:
+    chosen = admin.rejudge(db, request.app.state.store, hub, user, problem_or_404(db, slug),
+                           admin.parse_ids(ids) if which == "selected" else None, now)
+    return RedirectResponse(f"/admin/problems/{slug}?notice=rejudge-{len(chosen)}",
+                            status_code=303)
+
+
+@router.get("/versions/{vid}")
+def version(vid: int, request: Request, user: AdminPageUser, db: SessionDep) -> Response:
+    version = version_or_404(db, vid)
+    lang = page_lang(request, user)
+    try:
+        preview: ProblemView | None = ProblemView(request.app.state.store.load(
+            version.content_hash))
+    except PackageError:
+        preview = None
+    return render(request, "admin_version.html", user, lang, version=version,
+                  record=version.problem, preview=preview,
+                  published=version.problem.published_version_id == version.id)
+
+
+@router.post("/versions/{vid}/publish", dependencies=[CsrfChecked])
+def publish(vid: int, user: AdminPageUser, db: SessionDep, bank: BankDep,
+            now: Now) -> Response:
+    version = version_or_404(db, vid)
+    admin.publish(db, bank, user, version, now)
+    return RedirectResponse(f"/admin/problems/{version.problem.slug}", status_code=303)
+
+
+@router.post("/versions/{vid}/validate", dependencies=[CsrfChecked])
+def validate(vid: int, request: Request, user: AdminPageUser, db: SessionDep, hub: HubDep,
+             now: Now) -> Response:
+    version = version_or_404(db, vid)
+    admin.validate_again(db, request.app.state.store, hub, user, version, now)
+    return RedirectResponse(f"/admin/versions/{vid}", status_code=303)
+
+
+def edit_page(request: Request, user, version, files: dict[str, bytes], *,
+              error: str | None = None, status: int = 200) -> Response:
+    texts = {name: files.get(name, b"").decode("utf-8", "replace")
+             for name in admin.EDITABLE_TEXT}
+    limits = admin.current_limits(files.get("problem.toml", b"").decode("utf-8", "replace"))
+    return render(request, "admin_edit.html", user, page_lang(request, user), status=status,
+                  version=version, record=version.problem, texts=texts, limits=limits,
+                  names=sorted(files), error=error)
+
+
+@router.get("/versions/{vid}/edit")
+def edit_form(vid: int, request: Request, user: AdminPageUser, db: SessionDep) -> Response:
+    version = version_or_404(db, vid)
+    return edit_page(request, user, version,
+                     request.app.state.store.files(version.content_hash))
+
+
+Text = Annotated[str, Form(max_length=1_000_000)]
+Number = Annotated[str, Form(max_length=32)]
+
+
+@router.post("/versions/{vid}/edit", dependencies=[CsrfChecked])
+async def edit(vid: int, request: Request, user: AdminPageUser, db: SessionDep, hub: HubDep,
+               now: Now, statement_zh: Text, statement_en: Text, tests: Text,
+               case_wall_s: Number, cpu_s: Number, memory_mb: Number, output_kb: Number,
+               file_path: Annotated[str, Form(max_length=200)] = "",
+               file: Annotated[UploadFile | None, File()] = None) -> Response:
+    """A new version: the base version's files with the edits applied."""
+    version = version_or_404(db, vid)
+    store = request.app.state.store
+    files = store.files(version.content_hash)
+    lang = page_lang(request, user)
+    try:
+        limits = {key: kind(form) for (key, kind), form in zip(
+            admin.LIMIT_FIELDS.items(), (case_wall_s, cpu_s, memory_mb, output_kb),
+            strict=True)}
+    except ValueError:
+        return edit_page(request, user, version, files, status=422, error=T(
+            "限制要填数字", "limits must be numbers")(lang))
+    files["problem.toml"] = admin.set_limits(files["problem.toml"].decode(), limits).encode()
+    for name, text in zip(admin.EDITABLE_TEXT, (statement_zh, statement_en, tests),
+                          strict=True):
+        files[name] = text.replace("\r\n", "\n").encode()
+    if file is not None and file.filename:
+        target = file_path.strip() or file.filename
+        files[target] = await read_upload(file)
+    try:
+        new = await run_in_threadpool(
+            admin.add_version, db, store, hub, user, now, origin="edit",
+            note=f"edit of {version.content_hash[:12]}", files=files)
+    except ClientError as e:
+        return edit_page(request, user, version, files, status=e.status, error=e.message(lang))
+    return RedirectResponse(f"/admin/versions/{new.id}", status_code=303)

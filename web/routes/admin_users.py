@@ -1,0 +1,50 @@
+"""Admin pages for people: the users (promote to admin or back, disable or enable) and
+the audit log. An admin cannot demote or disable themself (the site would lose its last
+admin by a slip of the mouse)."""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+from fastapi import APIRouter, Form, Request
+from fastapi.responses import RedirectResponse, Response
+
+from judge.i18n import T
+from web import admin_queries
+from web.deps import AdminPageUser, CsrfChecked, Now, SessionDep, page_lang
+from web.errors import ClientError
+from web.models import User
+from web.pages import render
+
+router = APIRouter(prefix="/admin", tags=["admin pages"], include_in_schema=False)
+
+
+@router.get("/users")
+def users(request: Request, user: AdminPageUser, db: SessionDep) -> Response:
+    return render(request, "admin_users.html", user, page_lang(request, user),
+                  users=admin_queries.all_users(db))
+
+
+@router.post("/users/{uid}", dependencies=[CsrfChecked])
+def change(uid: int, user: AdminPageUser, db: SessionDep, now: Now,
+           action: Annotated[str, Form(pattern="^(promote|demote|disable|enable)$")]
+           ) -> Response:
+    target = db.get(User, uid)
+    if target is None:
+        raise ClientError(404, T("没有这个用户", "no such user"))
+    if target.id == user.id and action in ("demote", "disable"):
+        raise ClientError(409, T("不能降级或停用自己的账号", "you cannot demote or disable "
+                                 "your own account"))
+    if action in ("promote", "demote"):
+        admin_queries.set_admin(db, target, action == "promote")
+    else:
+        admin_queries.set_disabled(db, target, action == "disable")
+    admin_queries.audit(db, user, action, target.username, now)
+    db.commit()
+    return RedirectResponse("/admin/users", status_code=303)
+
+
+@router.get("/audit")
+def audit(request: Request, user: AdminPageUser, db: SessionDep) -> Response:
+    return render(request, "admin_audit.html", user, page_lang(request, user),
+                  entries=admin_queries.audit_log(db))

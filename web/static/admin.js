@@ -1,0 +1,54 @@
+// The admin's version page, live: follows /api/admin/versions/{id}/events (server-sent
+// snapshots {status, files, errors}) while the version is validated, and reloads the page
+// once it is valid or invalid (the server then offers publishing or says why not).
+// Everything from the server is put in with textContent, never as HTML.
+(() => {
+  const root = document.getElementById("version");
+  if (!root || !window.EventSource) return;
+  if (root.dataset.status === "valid" || root.dataset.status === "invalid") return;
+  const text = JSON.parse(document.getElementById("i18n").textContent);
+
+  function el(tag, props = {}, children = []) {
+    const node = document.createElement(tag);
+    for (const [k, v] of Object.entries(props)) {
+      if (k === "text") node.textContent = v;
+      else node.setAttribute(k, v);
+    }
+    for (const child of children) node.append(child);
+    return node;
+  }
+
+  function row(f) {
+    const state = f.ok === true ? "ok" : f.ok === false ? "bad" : "pending";
+    const verdict = f.verdict
+      ? el("span", { class: `verdict verdict-${f.verdict}`, text: f.verdict })
+      : el("span", { class: "verdict verdict-pending", text: "…" });
+    const mark = el("td");
+    if (f.ok === true) mark.textContent = "✓";
+    if (f.ok === false) mark.append("✗ ", el("pre", { class: "message", text: f.detail || "" }));
+    return el("tr", { class: `file ${state}` }, [
+      el("td", {}, [el("code", { text: f.label })]), el("td", { text: f.expected }),
+      el("td", {}, [verdict]), mark,
+    ]);
+  }
+
+  function show(snap) {
+    const status = document.getElementById("version-status");
+    status.replaceChildren(el("span", { class: `vstatus vstatus-${snap.status}`, "data-status": snap.status, text: text[snap.status] || snap.status }));
+    document.querySelector("#files tbody").replaceChildren(...snap.files.map(row));
+    document.getElementById("errors").replaceChildren(
+      ...snap.errors.map((e) => el("li", {}, [el("pre", { class: "message", text: e })])));
+    root.dataset.status = snap.status;
+    root.dataset.judged = String(snap.files.filter((f) => f.verdict).length);
+  }
+
+  const source = new EventSource(`/api/admin/versions/${root.dataset.id}/events`);
+  source.onmessage = (message) => {
+    const snap = JSON.parse(message.data);
+    show(snap);
+    if (snap.status === "valid" || snap.status === "invalid") {
+      source.close();
+      window.location.reload();
+    }
+  };
+})();
