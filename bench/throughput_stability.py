@@ -3,8 +3,10 @@
 For every problem with throughput checks, the reference (a solution at reference speed)
 and every ``submissions/accepted`` and ``submissions/too_slow`` file are judged N times
 with one warm launcher, the way a worker would. Printed per file and check: the ratio's
-min / median / max, max/min, and the verdicts. Targets on a quiet 2-core machine:
-max/min <= 1.10, and the reference accepted N times out of N.
+min / median / max, max/min, and the verdicts; at the end, the files whose verdicts differ
+from their folder's and the ratios wider than 1.10. Files marked ``# judge-check: needs
+cuda`` are skipped without a GPU. Targets on a noisy 2-core machine: max/min <= 1.10, and
+the reference accepted N times out of N.
 
     python bench/throughput_stability.py [PROBLEM ...] [-n 10] [--no-sandbox] [--only reference]
 """
@@ -20,6 +22,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
+from judge.check import needs_cuda
 from judge.grader import Options, grade
 from judge.isolation import plain_launcher, sandbox_launcher
 from judge.package import find, load_all
@@ -43,6 +46,11 @@ def main() -> int:
     problems = [find(everything, p) for p in args.problems] if args.problems else everything
     launcher = plain_launcher() if args.no_sandbox else sandbox_launcher()
     print(f"isolation: {launcher.isolation}, {args.n} judgings per file\n")
+    import torch
+
+    cuda = torch.cuda.is_available()
+    wrong: list[str] = []
+    wide: list[str] = []
     try:
         for problem in problems:
             if not problem.meta.throughput:
@@ -51,6 +59,10 @@ def main() -> int:
             for label, code in files_of(problem):
                 if args.only and args.only not in label:
                     continue
+                if needs_cuda(code) and not cuda:
+                    print(f"  {label:<44} skipped: needs CUDA (none here)")
+                    continue
+                expected = "accepted" if label == "reference" else label.split("/")[0]
                 ratios: dict[str, list[float]] = collections.defaultdict(list)
                 verdicts: collections.Counter[str] = collections.Counter()
                 started = time.monotonic()
@@ -62,12 +74,19 @@ def main() -> int:
                             ratios[tp["name"]].append(tp["ratio"])
                 took = (time.monotonic() - started) / args.n
                 print(f"  {label:<44} verdicts {dict(verdicts)}  ({took:.1f} s per judging)")
+                if set(verdicts) != {expected}:
+                    wrong.append(f"{problem.slug} {label}")
                 for name, values in ratios.items():
                     lo, hi = min(values), max(values)
                     spread = hi / lo if lo > 0 else float("inf")
                     print(f"      {name:<20} ratio min {lo:.3f}  median "
                           f"{statistics.median(values):.3f}  max {hi:.3f}  max/min {spread:.3f}")
+                    if spread > 1.10:
+                        wide.append(f"{problem.slug} {label} {name}: {spread:.3f}")
             print()
+        print(f"verdicts other than the folder's: {len(wrong)}" +
+              "".join(f"\n  {w}" for w in wrong))
+        print(f"ratios with max/min > 1.10: {len(wide)}" + "".join(f"\n  {w}" for w in wide))
     finally:
         launcher.close()
     return 0
