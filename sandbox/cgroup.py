@@ -20,6 +20,8 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
+from sandbox import linux
+
 BASE_NAME = "torch-judge"
 
 
@@ -194,18 +196,8 @@ def sweep(h: Hierarchy) -> None:
     for base in {h.memory, h.pids}:
         for folder in base.iterdir() if base.is_dir() else []:
             owner = folder.name.split("-", 1)[0]
-            if not folder.is_dir() or not owner.isdigit() or _alive(int(owner)):
+            if not folder.is_dir() or not owner.isdigit() or linux.pid_alive(int(owner)):
                 continue
             group = Group.__new__(Group)
             group.h, group.folders = h, [folder]
             group.remove()
-
-
-def _alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-        return True
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True

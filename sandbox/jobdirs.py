@@ -208,17 +208,7 @@ def sweep() -> None:
                 owner = source[len(SOURCE_PREFIX):].split("-", 1)[0]
             elif target.startswith(str(STORE_ROOT) + "/"):
                 owner = Path(target).relative_to(STORE_ROOT).parts[0].split("-", 1)[0]
-            if owner and owner.isdigit() and not _alive(int(owner)):
+            if owner and owner.isdigit() and not linux.pid_alive(int(owner)):
                 stale.append(target)
     for target in sorted(stale, key=len, reverse=True):  # the deepest first
         JobDirs._unmount(Path(target))
-
-
-def _alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-        return True
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True

@@ -135,3 +135,14 @@ def pidfd_host_pid(pidfd: int) -> int:
                     raise ProcessLookupError("the process has exited")
                 return pid
     raise OSError("no Pid in the pidfd's fdinfo")
+
+
+def pid_alive(pid: int) -> bool:
+    """Whether a process with this pid exists (one of another user's counts)."""
+    try:
+        os.kill(pid, 0)
+        return True
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True

@@ -11,7 +11,7 @@ import pytest
 from fastapi.testclient import TestClient
 
 from judge.worker import WorkerClient
-from tests.web.support import CHROMIUM, Clock, make_user, shot, write_bank
+from tests.web.support import CHROMIUM, Clock, make_admin, make_user, shot, write_bank
 from web.main import create_app
 from web.settings import Settings
 
@@ -71,6 +71,18 @@ def client(app):
 @pytest.fixture
 def alice(client) -> dict:
     return make_user(client, "alice")
+
+
+@pytest.fixture
+def admin(client) -> dict:
+    return make_admin(client)
+
+
+@pytest.fixture
+def plain(launcher):
+    """The plain launcher of tests/conftest.py, closed after the test."""
+    yield launcher
+    launcher.close()
 
 
 @pytest.fixture

@@ -15,24 +15,12 @@ from tests.web.support import (
     WRONG,
     csrf,
     judge_next,
-    make_admin,
     make_user,
     package_zip,
     rows,
     submit,
     upload,
 )
-
-
-@pytest.fixture
-def plain(launcher):
-    yield launcher
-    launcher.close()
-
-
-@pytest.fixture
-def admin(client) -> dict:
-    return make_admin(client)
 
 
 def run_worker(worker, plain, settings, problems_root, **kw) -> int:

@@ -15,18 +15,7 @@ import pytest
 
 from judge.worker import Problems, Worker
 from tests.conftest import REFERENCE, TESTS, write_problem
-from tests.web.support import csrf, make_admin, make_user, package_zip, rows, upload
-
-
-@pytest.fixture
-def plain(launcher):
-    yield launcher
-    launcher.close()
-
-
-@pytest.fixture
-def admin(client) -> dict:
-    return make_admin(client)
+from tests.web.support import csrf, make_user, package_zip, rows, upload
 
 
 def raw_zip(entries: list[tuple[zipfile.ZipInfo | str, bytes]]) -> bytes:

@@ -13,12 +13,6 @@ from judge.worker import Claimed, LeaseKeeper, Problems, Worker, choose_gpu
 from tests.web.support import GOOD, HIDDEN_MARK, WRONG, fake_report, submit
 
 
-@pytest.fixture
-def plain(launcher):
-    yield launcher
-    launcher.close()
-
-
 def make_worker(worker_client, launcher, problems_root, **kw) -> Worker:
     return Worker(worker_client, launcher, Problems(problems_root), name="test", **kw)
 
