@@ -38,7 +38,7 @@ from typing import Any
 
 from sandbox import cgroup, gpu, jobdirs, seccomp
 from sandbox.launch import Job, Limits, MiB, RunnerProcess, Usage, _reap, watch
-from sandbox.layout import Layout
+from sandbox.layout import Layout, LayoutError
 from sandbox.protocol import Channel
 from sandbox.template import SandboxError, TemplateProcess, WarmRunner, handshake
 
@@ -118,7 +118,10 @@ class BwrapLauncher:
         self.uid = self.gid = uid_base + slot
         self._check_uid()
         self.applied: dict[str, Any] = {"isolation": self.isolation, "uid": self.uid}
-        self.layout = Layout.build(self.uid, self.gid)
+        try:
+            self.layout = Layout.build(self.uid, self.gid)
+        except LayoutError as e:
+            raise SandboxUnavailable(str(e)) from None
         self.job_bpf = seccomp.job_filter()
         self.applied["seccomp"] = f"deny-list, {len(self.job_bpf) // 8} BPF instructions"
         jobdirs.sweep()

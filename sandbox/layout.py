@@ -30,6 +30,13 @@ PACKAGE = Path(__file__).resolve().parent
 INSIDE_ROOT = "/opt/torch-judge"
 VIEWS = Path("/run/torch-judge/views")
 MERGED_USR = ("bin", "lib", "lib32", "lib64", "libx32", "sbin")
+# Inside the sandbox these are fresh mounts (tmpfs, proc, the job folder): a host folder
+# below one of them would be hidden by it.
+SHADOWED = (Path("/tmp"), Path("/dev"), Path("/proc"), Path("/job"))
+
+
+class LayoutError(RuntimeError):
+    """The interpreter or its packages lie where the sandbox cannot show them."""
 
 
 def reachable(path: Path, uid: int, gid: int) -> bool:
@@ -100,6 +107,12 @@ class Layout:
             elif host.is_dir():
                 layout.add(host, f"/{name}")
         for root in python_roots():
+            hidden = [str(h) for h in SHADOWED if h == root or h in root.parents]
+            if hidden:
+                raise LayoutError(
+                    f"the Python installation or virtual environment {root} lies under "
+                    f"{hidden[0]}, which the sandbox replaces with a mount of its own: put it "
+                    f"elsewhere (e.g. make the checkout's .venv outside {hidden[0]})")
             layout.add(root, str(root))
         layout.add(PACKAGE, f"{INSIDE_ROOT}/sandbox")
         prefix = Path(os.path.realpath(sys.prefix))

@@ -16,8 +16,9 @@ import pytest
 from judge.session import lost_verdict
 from judge.verdict import Verdict
 from sandbox import gpu, seccomp
+from sandbox import layout as layout_module
 from sandbox.launch import Job, Limits, RunnerProcess, Usage
-from sandbox.layout import Layout, python_roots, reachable
+from sandbox.layout import Layout, LayoutError, python_roots, reachable
 from sandbox.protocol import Channel
 
 
@@ -149,6 +150,15 @@ def test_layout_binds_the_interpreter_and_the_package_only():
     env = layout.env()
     assert env["PYTHONPATH"] == "/opt/torch-judge" and env["OMP_NUM_THREADS"] == "1"
     assert Path(layout.python).name.startswith("python")
+
+
+@pytest.mark.parametrize("root", ["/tmp/ci/main/.venv", "/dev/shm/venv"])
+def test_an_interpreter_the_sandbox_would_hide_is_refused_with_the_reason(monkeypatch, root):
+    """A venv under /tmp would vanish under the sandbox's own /tmp: say so up front
+    instead of a runner that cannot find its interpreter."""
+    monkeypatch.setattr(layout_module, "python_roots", lambda: [Path(root)])
+    with pytest.raises(LayoutError, match=f"{root} lies under /(tmp|dev)"):
+        Layout.build(61000, 61000)
 
 
 def test_job_folder_seed_skips_links(tmp_path):
