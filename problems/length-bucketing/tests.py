@@ -15,6 +15,8 @@ from judge.throughput import Workload
 
 PAYOFF = 0.4  # bucketed padding: at most this share of random batching's padding
 MIXED = (0.3, 0.7)  # allowed share of rising steps between batches (a random order: 0.5)
+TREND = 0.25  # |rank correlation| of position and mean length (random: within ±0.06)
+TURNS = 0.5  # least share of peaks and valleys among batches (random: 2/3, sawtooth: ~0)
 BIG_N = 40_000  # epoch size of the statistical cases
 
 
@@ -302,6 +304,37 @@ def rising_share(batches, lengths):
     return (float((step > 0).sum()) / moving if moving else 0.5), moving
 
 
+def ranks(values):
+    """Ranks 0..n-1 (ties in index order: enough for a correlation over thousands)."""
+    out = torch.empty(len(values), dtype=torch.float64)
+    out[torch.argsort(values, stable=True)] = torch.arange(len(values), dtype=torch.float64)
+    return out
+
+
+def trend(batches, lengths):
+    """Spearman's rank correlation between a batch's position and its mean length: about 0
+    (±0.03 over a thousand batches) for a random order, 1.0 for batches in length order, near
+    1 for length buckets yielded one after another, shuffled inside or not."""
+    means = batch_stats(batches, lengths)[0]
+    if len(means) < 3:
+        return 0.0
+    pos, rk = torch.arange(len(means), dtype=torch.float64), ranks(means)
+    pos, rk = pos - pos.mean(), rk - rk.mean()
+    return float((pos * rk).sum() / (pos.norm() * rk.norm()))
+
+
+def turning_share(batches, lengths):
+    """Among batches whose mean length differs from both neighbours', the share that is a
+    peak or a valley: 2/3 for a random order, about 2/P for sorted pools of P batches yielded
+    in turn ascending and descending (a sawtooth the rising share cannot see)."""
+    means = batch_stats(batches, lengths)[0]
+    step = means[1:] - means[:-1]
+    both = (step[:-1] != 0) & (step[1:] != 0)
+    turns = (step[:-1] * step[1:] < 0) & both
+    counted = int(both.sum())
+    return (float(turns.sum()) / counted if counted else 2 / 3), counted
+
+
 # ---------------------------------------------------------------- public cases
 
 EXAMPLE_LENGTHS = [5, 2, 8, 2, 7, 3, 9, 1, 4, 2]
@@ -416,31 +449,33 @@ def reproducible(t):
 
 @case(zh="set_epoch 改变批次顺序", en="set_epoch changes the order")
 def epoch_changes_order(t):
-    lengths, batch_size, seed = lognormal_lengths(t, 2000), t.random.choice([8, 16]), new_seed(t)
+    lengths, batch_size = lognormal_lengths(t, 2000), t.random.choice([8, 16])
     epochs = sorted(t.random.sample(range(50), 3))
-    runs = run_epochs(t, lengths, batch_size, seed=seed, epochs=epochs)
-    for a in range(3):
-        for b in range(a + 1, 3):
-            t.expect(runs[a] != runs[b], T(
-                f"set_epoch({epochs[a]}) 和 set_epoch({epochs[b]}) 给出了完全相同的批次和顺序："
-                f"生成器的种子要同时包含 seed 和 epoch", f"set_epoch({epochs[a]}) and "
-                f"set_epoch({epochs[b]}) gave exactly the same batches in the same order: seed "
-                f"the generator with both seed and epoch")
-                + where(N=2000, batch_size=batch_size, seed=seed))
+    for seed in (0, new_seed(t)):  # seed 0 is the default: seed * epoch would be 0 always
+        runs = run_epochs(t, lengths, batch_size, seed=seed, epochs=epochs)
+        for a in range(3):
+            for b in range(a + 1, 3):
+                t.expect(runs[a] != runs[b], T(
+                    f"set_epoch({epochs[a]}) 和 set_epoch({epochs[b]}) 给出了完全相同的批次和"
+                    f"顺序：生成器的种子要同时包含 seed 和 epoch", f"set_epoch({epochs[a]}) and "
+                    f"set_epoch({epochs[b]}) gave exactly the same batches in the same order: "
+                    f"seed the generator with both seed and epoch")
+                    + where(N=2000, batch_size=batch_size, seed=seed))
 
 
 @case(zh="不同的 seed 给出不同的顺序", en="a different seed gives a different order")
 def seed_changes_order(t):
     lengths, batch_size = lognormal_lengths(t, 2000), t.random.choice([8, 16])
-    epoch, seeds = t.random.randrange(10), t.random.sample(range(2**31), 3)
-    runs = [run_epochs(t, lengths, batch_size, seed=s, epochs=(epoch,))[0] for s in seeds]
-    for a in range(3):
-        for b in range(a + 1, 3):
-            t.expect(runs[a] != runs[b], T(
-                f"seed={seeds[a]} 和 seed={seeds[b]} 在 epoch {epoch} 给出了完全相同的批次和顺序："
-                f"生成器的种子要包含 seed", f"seed={seeds[a]} and seed={seeds[b]} gave exactly "
-                f"the same batches in the same order in epoch {epoch}: seed the generator with "
-                f"seed too") + where(N=2000, batch_size=batch_size))
+    seeds = t.random.sample(range(2**31), 3)
+    for epoch in (0, t.random.randrange(1, 10)):  # epoch 0 too: seed * epoch is 0 there
+        runs = [run_epochs(t, lengths, batch_size, seed=s, epochs=(epoch,))[0] for s in seeds]
+        for a in range(3):
+            for b in range(a + 1, 3):
+                t.expect(runs[a] != runs[b], T(
+                    f"seed={seeds[a]} 和 seed={seeds[b]} 在 epoch {epoch} 给出了完全相同的批次和"
+                    f"顺序：生成器的种子要包含 seed", f"seed={seeds[a]} and seed={seeds[b]} gave "
+                    f"exactly the same batches in the same order in epoch {epoch}: seed the "
+                    f"generator with seed too") + where(N=2000, batch_size=batch_size))
 
 
 def global_rng_runs(t):
@@ -502,6 +537,27 @@ def batches_mixed(t):
             f"inside each pool) feed the model all short sequences, then all long ones. After "
             f"sorting and cutting, shuffle the batches")
             + where(N=BIG_N, batch_size=batch_size, seed=seed, epoch=epoch))
+        rho = trend(batches, lengths)
+        t.expect(abs(rho) <= TREND, T(
+            f"批次的位置和它的平均长度的秩相关系数是 {rho:+.2f}；随机顺序接近 0，要求在 "
+            f"±{TREND} 以内 —— 整个 epoch 从短到长（或从长到短）：按长度分成几个桶、"
+            f"一个桶接一个桶地产出也是这样，哪怕桶内打乱了。要把所有批次一起打乱",
+            f"the rank correlation between a batch's position and its mean length is "
+            f"{rho:+.2f}; a random order gives about 0, and within ±{TREND} is required — the "
+            f"epoch runs from short to long (or long to short): length buckets yielded one "
+            f"after another do this even when shuffled inside. Shuffle all the batches together")
+            + where(N=BIG_N, batch_size=batch_size, seed=seed, epoch=epoch))
+        turns, counted = turning_share(batches, lengths)
+        t.expect(turns >= TURNS, T(
+            f"只有 {turns:.2f} 的批次（共 {counted} 个）比两边的邻居都长或都短；随机顺序约为 "
+            f"2/3，要求至少 {TURNS} —— 平均长度一段一段地单调上升、下降（锯齿），"
+            f"比如每个池子排好序之后依次产出（哪怕方向交替）。排序切好批次之后，要把批次整体打乱",
+            f"only {turns:.2f} of {counted} batches are longer or shorter than both neighbours; "
+            f"a random order gives about 2/3, and at least {TURNS} is required — the mean "
+            f"length rises and falls in long monotone runs (a sawtooth), as when sorted pools "
+            f"are yielded in turn, even in alternating directions. After sorting and cutting, "
+            f"shuffle the batches")
+            + where(N=BIG_N, batch_size=batch_size, seed=seed, epoch=epoch))
 
 
 @case(zh="分桶要真正减少填充（不超过随机分批的 40%）",
@@ -561,8 +617,9 @@ def lengths_types(t):
     t.expect_close(t.sub.padding_ratio(batches, lengths),
                    t.ref.padding_ratio(batches, lengths.tolist()),
                    "padding_ratio(batches, lengths as a tensor)", rtol=1e-6, atol=1e-9,
-                   hint=T("lengths 是张量时也要返回 Python float（float(...) 或 .item()）",
-                          "with a tensor of lengths, still return a Python float (float(...) "
+                   hint=T("lengths 是张量时，值要和列表时一样，并且返回 Python float"
+                          "（float(...) 或 .item()）", "with a tensor of lengths, the value must "
+                          "be the same as with a list, returned as a Python float (float(...) "
                           "or .item())"))
 
 
