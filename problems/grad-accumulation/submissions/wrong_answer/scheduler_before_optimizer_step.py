@@ -1,0 +1,32 @@
+"""Bug: calls scheduler.step() before optimizer.step() (the first step already uses the decayed learning rate)."""
+import torch
+
+
+def train_epoch(model, loader, optimizer, loss_fn, accum_steps, *, max_grad_norm=None,
+                scheduler=None):
+    losses = []
+
+    def flush(window):
+        n = sum(len(y) for _, y in window)
+        optimizer.zero_grad()
+        total = 0.0
+        for x, y in window:
+            loss = loss_fn(model(x), y)
+            (loss / n).backward()
+            total = total + loss.detach()
+        if max_grad_norm is not None:
+            torch.nn.utils.clip_grad_norm_(model.parameters(), max_grad_norm)
+        if scheduler is not None:
+            scheduler.step()
+        optimizer.step()
+        losses.append((total / n).item())
+
+    window = []
+    for x, y in loader:
+        window.append((x, y))
+        if len(window) == accum_steps:
+            flush(window)
+            window = []
+    if window:
+        flush(window)
+    return losses
