@@ -33,7 +33,6 @@ import subprocess
 import threading
 import weakref
 from collections.abc import Callable
-from pathlib import Path
 from typing import Any
 
 from sandbox import cgroup, gpu, jobdirs, seccomp
@@ -64,14 +63,8 @@ def _memfd(data: bytes) -> int:
     return fd
 
 
-class ColdRunner(RunnerProcess):
+class ColdRunner(cgroup.GroupedRunner):
     """A runner in a bwrap process of its own. ``pid`` is the outer bwrap's."""
-
-    def __init__(self, pid: int, channel: Channel, job: Job, group: cgroup.Group | None,
-                 on_release) -> None:
-        super().__init__(pid, channel, job, Path("/job"))
-        self.group = group
-        self.on_release = on_release
 
     def _signal_of(self, status: int) -> tuple[int | None, int | None]:
         code, sig = super()._signal_of(status)
@@ -86,16 +79,6 @@ class ColdRunner(RunnerProcess):
         super()._signal_tree(sig)
         if self.group is not None and sig == 9:
             self.group.kill()
-
-    def _out_of_memory(self) -> bool:
-        return self.group is not None and self.group.oom_kills() > 0
-
-    def _release(self) -> None:
-        try:
-            if self.group is not None:
-                self.group.remove()
-        finally:
-            self.on_release()
 
 
 class BwrapLauncher:

@@ -17,10 +17,13 @@ import contextlib
 import os
 import signal
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
 from sandbox import linux
+from sandbox.launch import Job, RunnerProcess
+from sandbox.protocol import Channel
 
 BASE_NAME = "torch-judge"
 
@@ -201,3 +204,28 @@ def sweep(h: Hierarchy) -> None:
             group = Group.__new__(Group)
             group.h, group.folders = h, [folder]
             group.remove()
+
+
+class GroupedRunner(RunnerProcess):
+    """A sandboxed runner in cgroups of its own (or none): out of memory is read from the
+    group, and releasing it removes the group, then calls ``on_release``."""
+
+    def __init__(self, pid: int, channel: Channel, job: Job, group: Group | None,
+                 on_release: Callable[[], None]) -> None:
+        super().__init__(pid, channel, job, Path("/job"))
+        self.group = group
+        self.on_release = on_release
+
+    def _out_of_memory(self) -> bool:
+        return self.group is not None and self.group.oom_kills() > 0
+
+    def _close(self) -> None:
+        """What a subclass holds besides the group, closed before ``on_release``."""
+
+    def _release(self) -> None:
+        try:
+            if self.group is not None:
+                self.group.remove()
+        finally:
+            self._close()
+            self.on_release()

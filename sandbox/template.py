@@ -22,12 +22,11 @@ import socket
 import subprocess
 import threading
 import time
-from pathlib import Path
 from typing import Any
 
 from sandbox import linux
-from sandbox.cgroup import Group
-from sandbox.launch import Job, RunnerProcess, Usage
+from sandbox.cgroup import Group, GroupedRunner
+from sandbox.launch import Job, Usage
 from sandbox.protocol import Channel
 
 log = logging.getLogger("sandbox.template")
@@ -159,18 +158,16 @@ def _kill(pidfd: int) -> None:
         pass  # already gone
 
 
-class WarmRunner(RunnerProcess):
+class WarmRunner(GroupedRunner):
     """A job forked from the template. ``pid`` is its init's pid on the host."""
 
     REPORT_GRACE_S = 2.0
 
     def __init__(self, init_pidfd: int, status: socket.socket, channel: Channel, job: Job,
                  group: Group | None, on_release) -> None:
-        super().__init__(linux.pidfd_host_pid(init_pidfd), channel, job, Path("/job"))
+        super().__init__(linux.pidfd_host_pid(init_pidfd), channel, job, group, on_release)
         self.pidfd = init_pidfd
         self.status = status
-        self.group = group
-        self.on_release = on_release
 
     def _signal_tree(self, sig: int) -> None:
         # SIGKILL to the init of the job's pid namespace kills every process in it.
@@ -207,17 +204,9 @@ class WarmRunner(RunnerProcess):
         return int(report["status"]), Usage(float(report.get("cpu_s", 0.0)),
                                             float(report.get("max_rss_kb", 0)) / 1024)
 
-    def _out_of_memory(self) -> bool:
-        return self.group is not None and self.group.oom_kills() > 0
-
-    def _release(self) -> None:
-        try:
-            if self.group is not None:
-                self.group.remove()
-        finally:
-            os.close(self.pidfd)
-            self.status.close()
-            self.on_release()
+    def _close(self) -> None:
+        os.close(self.pidfd)
+        self.status.close()
 
 
 def _report(data: bytes) -> dict[str, Any] | None:
