@@ -42,8 +42,13 @@ def indent(text: str, spaces: int = 5) -> str:
 def summary(report: Report, lang: str) -> str:
     v = report.verdict
     color = "32" if v is Verdict.ACCEPTED else "31"
-    text = T(f"{v.label.zh}：{report.passed} / {len(report.tests)} 个用例通过",
-             f"{v.label.en}: {report.passed} / {len(report.tests)} cases passed")(lang)
+    skipped = report.skipped
+    judged = len(report.tests) - skipped
+    text = T(f"{v.label.zh}：{report.passed} / {judged} 个用例通过",
+             f"{v.label.en}: {report.passed} / {judged} cases passed")(lang)
+    if skipped:
+        text += T(f"（{skipped} 个未运行：需要本机没有的 CUDA）",
+                  f" ({skipped} skipped: they need CUDA, which this machine lacks)")(lang)
     return paint(text, color)
 
 
@@ -73,6 +78,9 @@ def throughput_line(tp: dict, lang: str) -> str:
     mark = paint("✓", "32") if ok else paint("✗", "31")
     ratio = tp.get("ratio")
     need = tp.get("min_ratio")
+    if tp.get("verdict") == "skipped":
+        text = T("未测：需要 CUDA，本机没有", "not measured: needs CUDA, none here")(lang)
+        return f" {paint('-', '33')} {pad(tp.get('name', ''), 28)} {text}"
     text = T(f"速度 {ratio:.2f}× 参考解答（至少 {need:.2f}×）" if ratio is not None else "未测",
              f"speed {ratio:.2f}× the reference (at least {need:.2f}×)"
              if ratio is not None else "not measured")(lang)

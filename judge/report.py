@@ -71,6 +71,12 @@ class Report:
     def passed(self) -> int:
         return sum(t.verdict is Verdict.ACCEPTED for t in self.tests)
 
+    @property
+    def skipped(self) -> int:
+        """Cases this machine could not run (CUDA cases without a GPU): not failures, and
+        not counted in ``total``."""
+        return sum(t.verdict is Verdict.SKIPPED for t in self.tests)
+
     def to_json(self, lang: str = "zh", *, learner: bool = False) -> dict[str, Any]:
         return {
             "verdict": str(self.verdict),
@@ -82,7 +88,8 @@ class Report:
             "messages": self.message.as_dict(),
             "tests": [t.to_json(lang, learner=learner) for t in self.tests],
             "passed": self.passed,
-            "total": len(self.tests),
+            "total": len(self.tests) - self.skipped,
+            "skipped": self.skipped,
             "throughput": self.throughput,
             "device": self.device,
             "torch": self.torch,

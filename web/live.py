@@ -23,7 +23,7 @@ from starlette.requests import Request
 
 from judge.report import Report
 from web import queries
-from web.views import event_view, test_view
+from web.views import event_view, judged, test_view
 
 POLL_S = 1.0  # the longest a stream waits before looking at the database again
 HEARTBEAT_S = 15.0
@@ -169,7 +169,7 @@ class Stream:
         message = Report.from_json(report).message(self.lang) if report else ""
         out.append(sse({"event": "done", "verdict": snap.verdict,
                         "passed": sum(t["verdict"] == "accepted" for t in tests),
-                        "total": len(tests), "ratio": snap.ratio, "message": message}))
+                        "total": judged(tests), "ratio": snap.ratio, "message": message}))
         return out
 
 

@@ -98,12 +98,18 @@ def slowest_ratio(report: dict[str, Any]) -> float | None:
     return min(ratios) if ratios else None
 
 
+def judged(tests: list[dict[str, Any]]) -> int:
+    """How many tests were run: a CUDA case on a worker without a GPU is shown as skipped
+    and not counted, so an accepted submission reads "23 / 23", not "23 / 24"."""
+    return sum(t["verdict"] != "skipped" for t in tests)
+
+
 def summary(report: dict[str, Any]) -> dict[str, Any]:
     """The submission columns a stored report fills in (the problem version too, when the
     worker judged another version than the one recorded at submission)."""
     columns = {"verdict": str(Verdict(report["verdict"])),
                "passed": sum(t["verdict"] == "accepted" for t in report.get("tests", [])),
-               "total": len(report.get("tests", [])), "ratio": slowest_ratio(report)}
+               "total": judged(report.get("tests", [])), "ratio": slowest_ratio(report)}
     if len(report.get("problem_version") or "") == 64:
         columns["problem_version"] = report["problem_version"]
     return columns

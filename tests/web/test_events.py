@@ -96,3 +96,17 @@ def test_the_stream_speaks_the_readers_language(client, alice, worker):
     zh = read_stream(client, sid, alice, "zh")
     en = read_stream(client, sid, alice, "en")
     assert zh[1]["result"]["category"] == "样例" and en[1]["result"]["category"] == "example"
+
+
+def test_a_cuda_case_skipped_on_a_cpu_worker_is_not_counted(client, alice, worker):
+    """A worker without a GPU skips CUDA cases: an accepted submission reads 1 / 1, not
+    1 / 2, in the stream, the API and the history."""
+    sid = api_submit(client, alice).json()["id"]
+    report = fake_report(passed=True)
+    report["tests"][1].update(verdict="skipped", message="", messages={"zh": "", "en": ""})
+    judge_next(worker, report)
+    done = read_stream(client, sid, alice, "en")[-1]
+    assert (done["verdict"], done["passed"], done["total"]) == ("accepted", 1, 1)
+    shown = client.get(f"/api/submissions/{sid}", headers=alice).json()
+    assert (shown["passed"], shown["total"], shown["skipped"]) == (1, 1, 1)
+    assert shown["tests"][1]["verdict"] == "skipped"

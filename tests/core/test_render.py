@@ -1,0 +1,43 @@
+"""The terminal report: what a learner reads after `judge grade` or `practice/judge.py test`."""
+
+from judge import report as rep
+from judge.i18n import T
+from judge.render import render
+from judge.verdict import Verdict
+
+
+def report_with_a_cuda_case() -> rep.Report:
+    cat = T("类别", "category")
+    tests = [rep.TestResult("small", "public", cat, Verdict.ACCEPTED, time_ms=3),
+             rep.TestResult("big", "hidden", cat, Verdict.ACCEPTED, time_ms=5),
+             rep.TestResult("on_cuda", "hidden", cat, Verdict.SKIPPED,
+                         T("需要 CUDA，本机没有", "needs CUDA, none here"))]
+    throughput = [{"name": "epoch_cpu", "device": "cpu", "verdict": "accepted",
+                   "ratio": 1.02, "min_ratio": 0.5},
+                  {"name": "epoch_cuda", "device": "cuda", "verdict": "skipped",
+                   "ratio": None, "min_ratio": 0.5}]
+    return rep.Report(Verdict.ACCEPTED, "p", 1, "none", tests=tests, throughput=throughput)
+
+
+def test_cases_this_machine_cannot_run_are_not_counted_as_failures():
+    out = render(report_with_a_cuda_case(), "en")
+    assert "Accepted: 2 / 2 cases passed (1 skipped: they need CUDA" in out
+    assert "✗" not in out  # nothing the learner did wrong is marked as failed
+    assert "epoch_cuda" in out and "not measured: needs CUDA, none here" in out
+    assert "1.02× the reference (at least 0.50×)" in out
+
+
+def test_chinese_summary_names_the_skipped_cases():
+    out = render(report_with_a_cuda_case(), "zh")
+    assert "通过：2 / 2 个用例通过（1 个未运行" in out
+    assert "未测：需要 CUDA，本机没有" in out
+
+
+def test_a_failed_case_is_marked_and_its_message_shown():
+    report = report_with_a_cuda_case()
+    report.verdict = Verdict.WRONG_ANSWER
+    report.tests[0] = rep.TestResult("small", "public", T("类别", "category"),
+                                 Verdict.WRONG_ANSWER, T("期望 1，得到 2", "expected 1, got 2"))
+    out = render(report, "en")
+    assert "✗ small" in out and "expected 1, got 2" in out
+    assert "Wrong answer: 1 / 2 cases passed" in out
