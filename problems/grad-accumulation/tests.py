@@ -227,13 +227,23 @@ LEAK = T("上一个窗口的梯度没有清掉，漏进了这一步：每个窗�
 STALE = T("调用 train_epoch 时参数上已有的梯度漏进了第一步：第一个窗口开始前也要清空梯度",
           "gradients already on the parameters when train_epoch was called leaked into the "
           "first step: clear them before the first window too")
-NOT_CLIPPED = T("梯度没有被裁剪：在 optimizer.step() 之前调用 "
-                "clip_grad_norm_(model.parameters(), max_grad_norm)",
-                "the gradient was not clipped: call clip_grad_norm_(model.parameters(), "
-                "max_grad_norm) right before optimizer.step()")
+NOT_CLIPPED = T("梯度没有按总范数裁剪：在 optimizer.step() 之前调用 "
+                "clip_grad_norm_(model.parameters(), max_grad_norm)"
+                "（clip_grad_value_ 是逐元素截断，不是一回事）",
+                "the gradient was not clipped by its total norm: call "
+                "clip_grad_norm_(model.parameters(), max_grad_norm) right before "
+                "optimizer.step() (clip_grad_value_ clamps elements, which is not the same)")
 CLIP_ONCE = T("只裁剪一次：整个窗口累积完并且归一化（除以样本数）之后、step 之前",
               "clip once: after the whole window has been accumulated and normalised "
               "(divided by its samples), right before the step")
+CLIP_TOTAL = T("要裁剪的是所有参数合在一起的总范数：对 model.parameters() 调用一次 "
+               "clip_grad_norm_，而不是对每个参数分别裁剪",
+               "clip the total norm of all parameters together: one clip_grad_norm_ call on "
+               "model.parameters(), not one per parameter")
+CLIP_VALUE = T("clip_grad_value_ 是逐个元素截断，会改变梯度的方向；要用 clip_grad_norm_，"
+               "它按总范数把整个梯度等比例缩小",
+               "clip_grad_value_ clamps each element, which changes the gradient's direction; "
+               "use clip_grad_norm_, which scales the whole gradient down by its total norm")
 NONE_GRAD = T("这个参数在 step 时没有梯度（None）："
               "是不是在 backward 之后、step 之前清空了梯度？",
               "this parameter had no gradient (None) at the step: were the gradients cleared "
@@ -301,6 +311,11 @@ def diagnose_step(setup, layout, step, got, exp):
             return why + (zero_grad_facts(got["calls"]) if why in (LEAK, STALE) else T("", ""))
     norm = float(got_vec.norm())
     if clip is not None and norm > clip * (1 + 1e-4):
+        # Clipped, but not by the total norm: each parameter on its own, or element-wise.
+        if all(float(g.norm()) <= clip * (1 + 1e-4) for g in got_grads):
+            return CLIP_TOTAL
+        if float(got_vec.abs().max()) <= clip * (1 + 1e-6):
+            return CLIP_VALUE
         return T(f"step 时梯度的总范数是 {norm:.6g}，超过了 max_grad_norm={clip:g}",
                  f"the gradient's total norm at the step was {norm:.6g}, above "
                  f"max_grad_norm={clip:g}") + SEP + NOT_CLIPPED

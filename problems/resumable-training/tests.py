@@ -76,22 +76,27 @@ HINT_ORDER = T(
     "consumed (rebuilding them from list(loader.batch_sampler) gives another order: "
     "iter(loader) draws a seed from the loader's generator before shuffling)")
 HINT_NUMPY = T(
-    "增强这一步样本的 NumPy 随机数不同：把 np.random.get_state() 存进检查点，"
-    "并在跳过已用的 batch 之后再恢复（加载被跳过的样本也会消耗 NumPy 的随机数）",
+    "增强这一步样本的 NumPy 随机数不同：在保存检查点的那一刻（下一个 batch 还没取）"
+    "把 np.random.get_state() 存进检查点，并在跳过已用的 batch 之后再恢复"
+    "（加载被跳过的样本也会消耗 NumPy 的随机数）",
     "the NumPy draws that augmented this step's samples differ: save np.random.get_state() "
-    "in the checkpoint and restore it after iterating past the consumed batches (loading "
-    "them draws from NumPy's RNG too)")
+    "in the checkpoint when it is made (before the next batch is drawn) and restore it "
+    "after iterating past the consumed batches (loading them draws from NumPy's RNG too)")
 HINT_RANDOM = T(
-    "增强这一步样本的 random 随机数不同：把 random.getstate() 存进检查点，"
-    "并在跳过已用的 batch 之后再恢复（加载被跳过的样本也会消耗 random 的随机数）",
+    "增强这一步样本的 random 随机数不同：在保存检查点的那一刻（下一个 batch 还没取）"
+    "把 random.getstate() 存进检查点，并在跳过已用的 batch 之后再恢复"
+    "（加载被跳过的样本也会消耗 random 的随机数）",
     "the draws of Python's random that augmented this step's samples differ: save "
-    "random.getstate() in the checkpoint and restore it after iterating past the consumed "
-    "batches (loading them draws from random too)")
+    "random.getstate() in the checkpoint when it is made (before the next batch is drawn) "
+    "and restore it after iterating past the consumed batches (loading them draws from "
+    "random too)")
 HINT_TORCH = T(
-    "dropout 的随机掩码不同：把 torch.get_rng_state() 存进检查点，"
-    "并用 torch.set_rng_state 恢复",
-    "dropout drew other masks: save torch.get_rng_state() in the checkpoint and restore it "
-    "with torch.set_rng_state")
+    "dropout 的随机掩码不同：在保存检查点的那一刻（这一步做完、下一个 batch 还没取）"
+    "把 torch.get_rng_state() 存进检查点，恢复时用 torch.set_rng_state 还原；"
+    "存得早了或晚了都会差几次随机抽取",
+    "dropout drew other masks: save torch.get_rng_state() in the checkpoint at the moment "
+    "it is made (after the step it records, before the next batch is drawn) and restore it "
+    "with torch.set_rng_state; saved earlier or later, it is a few draws off")
 HINT_PARAMS = T(
     "这一步开始时模型参数就已经不同：检查点要保存并恢复 model.state_dict() 和优化器状态",
     "the model's parameters already differed when this step began: save and restore "
