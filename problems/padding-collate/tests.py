@@ -70,6 +70,11 @@ def diagnose(got, exp, batch, kwargs):
     if (isinstance(g_ids, torch.Tensor) and g_ids.shape == e_ids.shape
             and g_ids.dtype == e_ids.dtype and not torch.equal(g_ids, e_ids)):
         wrong = g_ids != e_ids
+        rows = sorted(map(tuple, e_ids.tolist()))
+        if sorted(map(tuple, g_ids.tolist())) == rows:
+            return T("行的顺序变了：第 i 行必须是 batch[i]，不要按长度或别的方式重排",
+                     "the rows are reordered: row i must be batch[i]; do not sort the batch "
+                     "by length or in any other way")
         if not bool(e_mask[wrong].any()):
             return T(f"填充位置必须是 pad_id（{pad_id}）", f"padding positions must hold "
                      f"pad_id ({pad_id})")

@@ -1,0 +1,72 @@
+"""Failure messages name the bug. Each row is a realistic wrong submission from a core
+problem's submissions/wrong_answer/ and the hint its first failing case must give: a
+learner who wrote that bug is told what to change, not only that a number differs."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from judge.grader import Options, grade
+from judge.package import load_problem
+from judge.verdict import Verdict
+from sandbox.launch import PlainLauncher
+
+ROOT = Path(__file__).resolve().parents[2] / "problems"
+
+# (problem, fixture, the case to run (None: all), words the English message must contain)
+HINTS = [
+    ("padding-collate", "mask_from_pad_id", None, "build the mask from the lengths"),
+    ("padding-collate", "pads_with_zero", None, "padding positions must hold pad_id (7)"),
+    ("padding-collate", "fixed_max_len", None, "T must be this batch's longest length 3"),
+    ("padding-collate", "left_by_flipping_rows", None, "tokens keep their order"),
+    ("padding-collate", "sorts_batch_by_length", None, "row i must be batch[i]"),
+    ("padding-collate", "modifies_samples", None, "must not modify the samples"),
+    ("length-bucketing", "torch_default_argsort", None, "use a stable sort"),
+    ("length-bucketing", "sorted_descending", None, "not descend"),
+    ("length-bucketing", "len_ignores_drop_last", None, "N // batch_size"),
+    ("length-bucketing", "global_random_shuffle", None, "changed the global RNG state"),
+    ("length-bucketing", "seed_times_epoch", None, "seed the generator with both seed and epoch"),
+    ("length-bucketing", "sorted_pools_not_shuffled", None, "shuffle the batches"),
+    ("length-bucketing", "no_bucketing", None, "sort by length before cutting batches"),
+    ("length-bucketing", "padding_over_real_tokens", None, "padding / all tokens"),
+    ("grad-accumulation", "divide_by_accum_steps", None, "not by accum_steps"),
+    ("grad-accumulation", "mean_of_microbatch_means", None, "weights the samples of small"),
+    ("grad-accumulation", "zero_grad_every_microbatch", None, "once per window"),
+    ("grad-accumulation", "never_zero_grad", None, "zero_grad() was never called"),
+    ("grad-accumulation", "step_off_by_one", None, "(i + 1) % accum_steps == 0"),
+    ("grad-accumulation", "drops_short_last_window", None, "must make a step too"),
+    ("grad-accumulation", "clip_per_microbatch", None, "clip once"),
+    ("grad-accumulation", "clip_norm_per_parameter", None, "not one per parameter"),
+    ("grad-accumulation", "clip_grad_value_instead_of_norm", "example_clip_and_scheduler",
+     "use clip_grad_norm_"),
+    ("grad-accumulation", "scheduler_per_microbatch", None, "once after each optimizer.step()"),
+    ("grad-accumulation", "losses_unnormalised", None, "SUM of losses"),
+    ("resumable-training", "forgets_optimizer", "example_one_kill", "restore the optimizer"),
+    ("resumable-training", "forgets_scheduler", "example_one_kill", "restore the scheduler"),
+    ("resumable-training", "forgets_torch_rng", "example_one_kill", "torch.get_rng_state()"),
+    ("resumable-training", "logs_before_step", "example_uninterrupted",
+     "after optimizer.step()"),
+    ("resumable-training", "non_atomic_save", "kill_mid_write", "atomically"),
+]
+
+
+@pytest.fixture(scope="module")
+def problems():
+    return {}
+
+
+@pytest.mark.parametrize(("slug", "fixture", "case", "words"), HINTS,
+                         ids=[f"{s}/{f}" for s, f, _, _ in HINTS])
+def test_a_known_bug_gets_its_hint(problems, tmp_path, slug, fixture, case, words):
+    if slug not in problems:
+        problems[slug] = load_problem(ROOT / slug)
+    code = (ROOT / slug / "submissions" / "wrong_answer" / f"{fixture}.py").read_text()
+    options = Options(seed=7, throughput=False, cases=(case,) if case else (),
+                      jobs_root=tmp_path)
+    report = grade(problems[slug], code, PlainLauncher(), options)
+    assert report.verdict is Verdict.WRONG_ANSWER, report.to_json("en")
+    first = next(t for t in report.tests if t.verdict is Verdict.WRONG_ANSWER)
+    assert words in first.message("en"), first.message("en")
+    assert first.message("zh") and first.message("zh") != first.message("en")
