@@ -11,8 +11,10 @@ from __future__ import annotations
 
 import ast
 import io
+import sys
 import zipfile
 from pathlib import Path
+from types import ModuleType
 
 from judge.expected import FILE as EXPECTED_FILE
 from judge.expected import record_public
@@ -67,9 +69,16 @@ def _assert_only_public(source: str, path: Path | None) -> None:
     """Execute the stripped source and make sure no hidden case survived (a case declared
     in a way the AST filter does not recognise must not slip into the pack)."""
     filename = str(path or "tests.py")
-    namespace: dict = {"__name__": "judge_pack_check", "__file__": filename}
-    exec(compile(source, filename, "exec"), namespace)
-    for name, obj in namespace.items():
+    # A real module in sys.modules while it runs, as when the practice CLI imports it:
+    # dataclasses and typing look their module up there.
+    module = ModuleType("judge_pack_check")
+    module.__file__ = filename
+    sys.modules[module.__name__] = module
+    try:
+        exec(compile(source, filename, "exec"), module.__dict__)
+    finally:
+        del sys.modules[module.__name__]
+    for name, obj in vars(module).items():
         spec = getattr(obj, CASE_ATTR, None)
         if spec is not None and not spec["public"]:
             raise ValueError(f"tests.py: hidden case {name} could not be cut out of the pack")

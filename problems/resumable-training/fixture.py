@@ -402,15 +402,28 @@ def watched_run(sol, ctx, params, ckpt_dir):
     return {"final": _final_parameters(setup.model)}
 
 
-def recorded_run(sol, ctx, params, ckpt_dir):
-    """One uninterrupted run, recorded here: its log entries (with the diagnosis) and the
-    final parameters. The judge takes the expected run from the reference this way."""
+def recorded_run(sol, ctx, params, ckpt_dir=None):
+    """One uninterrupted run, recorded here: its log entries (with the diagnosis), the final
+    parameters and the size of the largest file it left in ckpt_dir (one checkpoint's
+    worth). The judge takes the expected run from the reference this way, in a fresh folder
+    of the runner's own (ckpt_dir None): everything it needs is in the answer, so a
+    practice pack can replay it without the reference. A submission's run gets a folder
+    the judge made, and the judge measures that folder itself."""
+    if ckpt_dir is None:
+        ckpt_dir = os.path.join(os.getcwd(), "expected-run")
+        if os.path.lexists(ckpt_dir):
+            _remove_tree(ckpt_dir)
+        os.makedirs(ckpt_dir)
+    ckpt_dir = _checked_ckpt_dir(os.path.abspath(ckpt_dir))
     trace = Trace()
     logbook = Logbook(None, trace)
     setup = build(params, logbook, trace)
     logbook.setup = setup
-    sol.train(setup, _checked_ckpt_dir(os.path.abspath(ckpt_dir)), int(params["total_steps"]))
-    return {"logs": logbook.entries, "final": _final_parameters(setup.model)}
+    sol.train(setup, ckpt_dir, int(params["total_steps"]))
+    largest = max((os.path.getsize(os.path.join(root, f))
+                   for root, _, files in os.walk(ckpt_dir) for f in files), default=0)
+    return {"logs": logbook.entries, "final": _final_parameters(setup.model),
+            "largest_file": largest}
 
 
 class Timed:

@@ -88,3 +88,28 @@ def test_the_pack_judges_public_cases_without_the_reference(tmp_path, launcher):
     sol.write_text("def double(x):\n    return x * 3\n")
     out = practice("test", "7", str(sol), "--lang", "en", cwd=home)
     assert out.returncode == 1 and "expected 2, got 3" in out.stdout
+
+
+@pytest.mark.slow
+def test_the_pack_holds_every_bundled_problem_and_judges_it(tmp_path, launcher):
+    """The downloadable pack with the real problems: each one is in it, a correct solution
+    passes its public cases there, the starter does not, and no hidden case came along."""
+    from judge.package import load_all
+
+    problems = load_all(ROOT / "problems")
+    zipfile.ZipFile(io.BytesIO(build_practice_pack(problems, launcher))).extractall(tmp_path)
+    home = tmp_path / "torch-judge-practice"
+    listed = practice("list", "--lang", "en", cwd=home)
+    assert listed.returncode == 0, listed.stderr
+    for problem in problems:
+        assert problem.slug in listed.stdout
+        tests = (home / "problems" / problem.slug / "tests.py").read_text()
+        hidden = [c.name for c in problem.tests.cases if c.visibility == "hidden"]
+        assert hidden and not [name for name in hidden if f"def {name}(" in tests]
+        solution = tmp_path / f"{problem.slug}.py"
+        solution.write_text(problem.read("reference.py"))
+        out = practice("test", problem.slug, str(solution), "--lang", "en", cwd=home)
+        assert out.returncode == 0, out.stdout + out.stderr
+        starter = practice("test", str(problem.number), str(problem.dir / "starter.py"),
+                           cwd=home)
+        assert starter.returncode == 1, starter.stdout + starter.stderr
