@@ -73,7 +73,10 @@ class ReplaySession:
     def start(self) -> None:
         pass
 
-    def output(self) -> str:
+    def output_mark(self) -> int:
+        return 0
+
+    def output_since(self, mark: int) -> str:
         return ""
 
     def close(self) -> None:

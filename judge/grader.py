@@ -213,7 +213,7 @@ def run_case(problem: Problem, spec: CaseSpec, sessions: Sessions, seed: int,
     timeout = spec.timeout_s or problem.meta.limits.case_wall_s
     budget = Budget(timeout)
     sub = sessions.get("sub")
-    out_before = len(sub.output())
+    out_before = sub.output_mark()
     if sessions.replay is not None:
         sessions.replay.start_case(spec.name)
     # Public cases are the same for everyone (and reproducible offline); hidden ones are
@@ -251,6 +251,6 @@ def run_case(problem: Problem, spec: CaseSpec, sessions: Sessions, seed: int,
                     f"the test itself crashed: {type(e).__name__}: {e}")
     output = ""
     if spec.public:
-        output = sub.output()[out_before:] if sessions.current.get("sub") is sub else ""
+        output = sub.output_since(out_before) if sessions.current.get("sub") is sub else ""
     return TestResult(spec.name, spec.visibility, spec.category, verdict, message,
                       budget.used * 1000, output)

@@ -165,8 +165,15 @@ class RunnerSession:
     def alive(self) -> bool:
         return self.process is not None and self.process.alive and self.lost is None
 
-    def output(self) -> str:
-        return self.process.output if self.process else ""
+    def output_mark(self) -> int:
+        """Where the output stands now (bytes kept), everything printed so far included."""
+        return self.process.settle_output() if self.process else 0
+
+    def output_since(self, mark: int) -> str:
+        if self.process is None:
+            return ""
+        self.process.settle_output()
+        return self.process.output_since(mark)
 
     def close(self) -> None:
         p = self.process

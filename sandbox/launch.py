@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import os
 import resource
+import select
 import signal
 import socket
 import subprocess
@@ -116,6 +117,10 @@ class RunnerProcess:
         self._exit: Exit | None = None
         self._done = threading.Event()
         self._lock = threading.Lock()
+        # The read end of the output pipe, and a lock held while a chunk is read from it and
+        # kept: whoever holds it sees every byte read so far in _output (see settle_output).
+        self._out_fd: int | None = None
+        self._out_lock = threading.Lock()
         # The channel's descriptor is closed once nobody can use it any more (see _finished).
         weakref.finalize(self, channel.close)
 
@@ -127,6 +132,27 @@ class RunnerProcess:
     @property
     def output(self) -> str:
         return self._output.decode("utf-8", "replace")
+
+    def settle_output(self) -> int:
+        """Take whatever is already written to the pipe but not yet read by the watcher
+        thread, and return how many bytes of output are kept. The runner flushes before it
+        answers a call, so after an answer this includes everything the call printed."""
+        with self._out_lock:
+            fd = self._out_fd
+            while fd is not None:
+                try:
+                    chunk = os.read(fd, 65536)
+                except (BlockingIOError, InterruptedError):
+                    break
+                if not chunk:
+                    break
+                self._take_output(chunk)
+            return len(self._output)
+
+    def output_since(self, mark: int) -> str:
+        """The output kept after byte ``mark`` (a value settle_output returned)."""
+        with self._out_lock:
+            return bytes(self._output[mark:]).decode("utf-8", "replace")
 
     def _take_output(self, chunk: bytes) -> None:
         limits = self.job.limits
@@ -297,9 +323,27 @@ def watch(runner: RunnerProcess, output_fd: int, reap: Callable[[], tuple[int, U
     lifetime = runner.job.limits.lifetime_s
 
     def drain() -> None:
-        with os.fdopen(out_fd, "rb", buffering=0) as f:
-            while chunk := f.read(65536):
-                runner._take_output(chunk)
+        # Non-blocking reads under the runner's output lock, so settle_output can take what
+        # is pending at any moment without a chunk being half-way between pipe and buffer.
+        os.set_blocking(out_fd, False)
+        runner._out_fd = out_fd
+        poller = select.poll()
+        poller.register(out_fd, select.POLLIN | select.POLLHUP | select.POLLERR)
+        try:
+            while True:
+                poller.poll()
+                with runner._out_lock:
+                    try:
+                        chunk = os.read(out_fd, 65536)
+                    except (BlockingIOError, InterruptedError):
+                        continue
+                    if not chunk:
+                        return
+                    runner._take_output(chunk)
+        finally:
+            with runner._out_lock:
+                runner._out_fd = None
+                os.close(out_fd)
 
     def wait() -> None:
         reader = threading.Thread(target=drain, daemon=True)

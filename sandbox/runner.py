@@ -183,8 +183,10 @@ class Runner:
                 # The grader's clock stops when the result arrives: finish the GPU's work.
                 torch.cuda.synchronize()
         except BaseException as e:  # the learner's exceptions are data, SystemExit included
+            _flush_output()
             self.channel.send(Kind.ERROR, _describe(e, self.submission_path))
             return
+        _flush_output()
         body: dict[str, Any] = {"value": value}
         if return_args:
             body["args"] = args
@@ -216,6 +218,16 @@ class Runner:
                     gc.enable()
             else:
                 raise ProtocolError(f"unexpected message {msg.kind}")
+
+
+def _flush_output() -> None:
+    """What the call printed goes into the output pipe before its answer goes out, so the
+    grader can attribute it to the case that made the call."""
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            stream.flush()
+        except BaseException:  # the submission may have replaced or closed them
+            pass
 
 
 def serve(sock: socket.socket) -> None:

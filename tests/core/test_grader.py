@@ -161,3 +161,49 @@ def test_public_only_and_examples_only(make_problem, launcher):
     problem = make_problem()
     report, _ = run(problem, GOOD, launcher, public_only=True)
     assert [t.name for t in report.tests] == ["example_small"]
+
+
+MANY_PUBLIC = '''
+import torch
+from judge.testing import case, SubmissionError
+
+
+def call(t, k):
+    try:
+        t.sub.call("double", torch.tensor([k]))
+    except SubmissionError:
+        pass
+
+''' + "".join(f'''
+@case(public=True, zh="例{k}", en="example {k}")
+def example_{k:02d}(t):
+    call(t, {k})
+''' for k in range(12))
+
+SAYS_WHICH_CALL = '''
+import sys
+
+def double(x):
+    k = int(x[0])
+    print(f"call {k} stdout " + "o" * 150)
+    print(f"call {k} stderr " + "e" * 150, file=sys.stderr)
+    if k % 3 == 0:
+        raise ValueError(f"call {k} fails")
+    return x * 2
+'''
+
+
+def assert_each_case_shows_its_own_output(report):
+    for k, test in enumerate(report.tests):
+        lines = test.output.splitlines()
+        assert [line.split(" ")[:3] for line in lines] == [
+            ["call", str(k), "stdout"], ["call", str(k), "stderr"]], (k, test.output[:300])
+
+
+def test_what_a_public_case_printed_is_shown_under_that_case(make_problem, launcher):
+    """Output is attributed to the case whose call printed it, not to the next one, even
+    when the grader reads the pipe on another thread (an auditor saw it split)."""
+    problem = make_problem(tests=MANY_PUBLIC)
+    for _ in range(3):
+        report, _ = run(problem, SAYS_WHICH_CALL, launcher, throughput=False)
+        assert_each_case_shows_its_own_output(report)

@@ -99,3 +99,23 @@ def test_closing_the_launcher_leaves_nothing(tmp_path):
     launcher.close()
     time.sleep(0.2)
     assert not tree & descendants(1)  # none of them is alive anywhere
+
+
+def test_printed_output_lands_under_its_own_case(any_launcher, tmp_path):
+    """In the sandbox too (warm and cold runners), each public case shows what its own
+    call printed, on stdout and stderr, also when the call raised."""
+    from tests.conftest import write_problem
+    from tests.core.test_grader import (
+        MANY_PUBLIC,
+        SAYS_WHICH_CALL,
+        assert_each_case_shows_its_own_output,
+    )
+
+    problem = load_problem(write_problem(tmp_path / "problems", tests=MANY_PUBLIC))
+    jobs = tmp_path / "jobs"
+    jobs.mkdir()
+    for _ in range(2):
+        report = grade(problem, SAYS_WHICH_CALL, any_launcher,
+                       Options(throughput=False, jobs_root=jobs))
+        assert report.isolation == "bwrap"
+        assert_each_case_shows_its_own_output(report)
