@@ -111,41 +111,36 @@ def cmd_list(args: argparse.Namespace) -> int:
 
 
 def cmd_add(args: argparse.Namespace) -> int:
-    from judge.package import PackageError
-    from web import admin_queries, db
+    from web import admin, db
+    from web.errors import ClientError
 
     _, sessions, store = _data(args)
     source = Path(args.package)
-    try:
-        if source.is_dir():
-            problem = store.add_folder(source)
-        elif source.is_file():
-            problem = store.add_zip(source.read_bytes())
-        else:
-            raise UsageError(f"{source}: no such folder or zip")
-        with sessions() as session:
-            now = db.utcnow()
-            version, created = admin_queries.add_version(session, problem, "cli", None, now,
-                                                         note=source.name)
-            again = created or version.status == "invalid"  # as an upload does
-            if again and not args.check:
-                admin_queries.queue_validation(session, version, problem, now)
-            admin_queries.audit(session, None, "add-version", problem.slug, now,
-                                version=version.content_hash, created=created)
-            session.commit()
-            vid, status = version.id, version.status
-    except PackageError as e:
-        raise UsageError(f"refused: {e}") from None
-    print(f"{problem.slug}: version {problem.content_hash[:12]} (#{vid}) "
+    if source.is_dir():
+        package: dict = {"folder": source}
+    elif source.is_file():
+        package = {"zip_data": source.read_bytes()}
+    else:
+        raise UsageError(f"{source}: no such folder or zip")
+    with sessions() as session:
+        try:  # as an upload: refused with the reason, nothing stored
+            version, created = admin.add_version(
+                session, store, None, None, db.utcnow(), origin="cli", note=source.name,
+                validate=not args.check, **package)
+        except ClientError as e:
+            raise UsageError(e.message.en) from None
+        vid, status, slug = version.id, version.status, version.problem.slug
+        content_hash = version.content_hash
+    print(f"{slug}: version {content_hash[:12]} (#{vid}) "
           f"{'stored' if created else 'already stored'}, {status}")
     if args.check:
-        code = _check(args, problem.slug, problem.content_hash)
+        code = _check(args, slug, content_hash)
         if code == 0 and args.publish:
-            return _publish(args, problem.slug, problem.content_hash)
+            return _publish(args, slug, content_hash)
         return code
     if status == "uploaded":
         print("queued for validation by the server's workers; see /admin/problems or "
-              "run `python -m judge problems check " + problem.slug + "`")
+              "run `python -m judge problems check " + slug + "`")
     return 0
 
 

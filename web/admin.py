@@ -1,13 +1,15 @@
 """What admins do to the bank, shared by the admin pages and the admin API: take in a
-version (upload or edit), validate, publish, unpublish, rejudge. Each action is checked,
-recorded in the audit log and committed; refusals raise ClientError with nothing changed
-(a refused package may leave its files in the store, unreferenced and harmless)."""
+version (upload, edit or the CLI), validate, publish, unpublish, rejudge. Each action is
+checked, recorded in the audit log and committed; refusals raise ClientError with nothing
+changed (a package folder stored for a version that is then refused is removed again)."""
 
 from __future__ import annotations
 
+import logging
 import re
 import tomllib
 from datetime import datetime
+from pathlib import Path
 from typing import Any
 
 from sqlalchemy.exc import IntegrityError
@@ -15,48 +17,76 @@ from sqlalchemy.orm import Session
 
 from judge.i18n import T
 from judge.package import PackageError
+from judge.upload import PackageRefused
 from web import admin_queries
-from web.bank import Store
+from web.bank import Store, Stored
 from web.errors import ClientError
 from web.live import Hub
 from web.models import ProblemRecord, ProblemVersion, User
 from web.problems import ProblemBank
 
+log = logging.getLogger("web.admin")
+
 EDITABLE_TEXT = ("statement.zh.md", "statement.en.md", "tests.py")
 LIMIT_FIELDS = {"case_wall_s": float, "cpu_s": float, "memory_mb": int, "output_kb": int}
 
 
-def refused(e: Exception) -> ClientError:
-    text = str(e)
-    return ClientError(400, T(f"题目包被拒绝：{text}", f"package refused: {text}"))
+def reason(e: PackageError) -> T:
+    """Why a package was refused, in both languages where the check says it in both
+    (judge.upload, the web's own checks); the loader's schema errors are English only."""
+    if isinstance(e, PackageRefused):
+        return e.text
+    return T(f"（原因只有英文说明）{e}", str(e))
 
 
-def add_version(db: Session, store: Store, hub: Hub, user: User | None, now: datetime, *,
-                origin: str, note: str, zip_data: bytes | None = None,
-                files: dict[str, bytes] | None = None) -> ProblemVersion:
-    """Store a package (a zip, or files of an edit), record the version and queue its
-    validation. ClientError(400) saying why when the package is refused."""
+def refused(e: PackageError) -> ClientError:
+    text = reason(e)
+    return ClientError(400, T(f"题目包被拒绝：{text.zh}", f"package refused: {text.en}"))
+
+
+def add_version(db: Session, store: Store, hub: Hub | None, user: User | None,
+                now: datetime, *, origin: str, note: str, zip_data: bytes | None = None,
+                files: dict[str, bytes] | None = None, folder: Path | None = None,
+                validate: bool = True) -> tuple[ProblemVersion, bool]:
+    """Store a package (a zip, the files of an edit, or a folder), record the version and
+    queue its validation (unless ``validate`` is False: the CLI's ``--check`` validates
+    it here). Returns the version and whether it is new. ClientError saying why when the
+    package is refused; then nothing is recorded and a folder this call stored is
+    removed again."""
+    stored: Stored | None = None
     try:
-        problem = store.add_zip(zip_data) if zip_data is not None else store.add_files(
-            files or {})
+        stored = store.put(zip_data=zip_data, files=files, folder=folder)
+        problem = stored.problem
         version, created = admin_queries.add_version(db, problem, origin, user, now, note)
-        if created or version.status == "invalid":
+        if validate and (created or version.status == "invalid"):
             admin_queries.queue_validation(db, version, problem, now)
-    except (PackageError, IntegrityError) as e:  # IntegrityError: the same upload raced
+        admin_queries.audit(db, user, "add-version", problem.slug, now,
+                            version=problem.content_hash, origin=origin, note=note[:100],
+                            created=created)
+        db.commit()
+    except BaseException as e:
         db.rollback()
+        if stored is not None and stored.new:
+            _discard_unused(db, store, stored.problem.content_hash)
+        if not isinstance(e, PackageError | IntegrityError):
+            raise
         if user is not None:
             db.refresh(user)  # the error page shows who is logged in, after the session
-        if isinstance(e, IntegrityError):
+        if isinstance(e, IntegrityError):  # the same upload raced
             raise ClientError(409, T("同样的版本正在被另一个请求添加，请刷新后再看",
                                      "the same version is being added by another request; "
                                      "reload and look again")) from None
         raise refused(e) from None
-    admin_queries.audit(db, user, "add-version", problem.slug, now,
-                        version=problem.content_hash, origin=origin, note=note[:100],
-                        created=created)
-    db.commit()
-    hub.notify("queue")
-    return version
+    if hub is not None:
+        hub.notify("queue")
+    return version, created
+
+
+def _discard_unused(db: Session, store: Store, content_hash: str) -> None:
+    try:
+        admin_queries.discard_unused(db, store, content_hash)
+    except Exception:  # the database is failing too: an unused folder is harmless
+        log.exception("could not remove the unused package folder %s", content_hash[:12])
 
 
 def validate_again(db: Session, store: Store, hub: Hub, user: User, version: ProblemVersion,
@@ -75,7 +105,9 @@ def publish(db: Session, bank: ProblemBank, user: User, version: ProblemVersion,
     try:
         admin_queries.publish(db, version)
     except PackageError as e:  # refused before anything changed
-        raise ClientError(409, T(f"不能发布：{e}", f"cannot publish: {e}")) from None
+        text = reason(e)
+        raise ClientError(409, T(f"不能发布：{text.zh}", f"cannot publish: {text.en}")
+                          ) from None
     admin_queries.audit(db, user, "publish", version.problem.slug, now,
                         version=version.content_hash)
     db.commit()

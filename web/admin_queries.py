@@ -11,8 +11,10 @@ from typing import Any
 from sqlalchemy import delete, func, select, update
 from sqlalchemy.orm import Session
 
+from judge.i18n import T
 from judge.package import PackageError, Problem, package_hash
-from web.bank import Store, bundled_packages
+from judge.upload import PackageRefused
+from web.bank import Store, Stored, bundled_packages
 from web.models import (
     ApiToken,
     AuditEntry,
@@ -29,6 +31,9 @@ log = logging.getLogger("web.admin")
 VALIDATE_PRIORITY = 0  # like a live submission: an admin is waiting for it
 REJUDGE_PRIORITY = -10  # below live submissions: learners first
 FINISHED = ("valid", "invalid")
+STATUS_TEXT = {"uploaded": T("正在等待验证", "waiting for validation"),
+               "validating": T("正在验证", "being validated"),
+               "valid": T("有效", "valid"), "invalid": T("验证没有通过", "invalid")}
 
 
 # ---------------------------------------------------------------- audit
@@ -89,8 +94,10 @@ def add_version(db: Session, problem: Problem, origin: str, user: User | None,
     clash = db.scalar(select(ProblemRecord).where(ProblemRecord.number == problem.number,
                                                   ProblemRecord.slug != problem.slug))
     if clash is not None:
-        raise PackageError(f"number {problem.number} is already taken by {clash.slug!r}; "
-                           f"choose another number in problem.toml")
+        raise PackageRefused(T(f"编号 {problem.number} 已经被 {clash.slug!r} 占用，"
+                               f"请在 problem.toml 里换一个编号",
+                               f"number {problem.number} is already taken by "
+                               f"{clash.slug!r}; choose another number in problem.toml"))
     if record is None:
         record = ProblemRecord(slug=problem.slug, number=problem.number, created_at=now)
         db.add(record)
@@ -108,6 +115,15 @@ def add_version(db: Session, problem: Problem, origin: str, user: User | None,
     db.add(version)
     db.flush()
     return version, True
+
+
+def discard_unused(db: Session, store: Store, content_hash: str) -> None:
+    """Remove a stored package folder that no version row uses (the step after storing
+    it failed), so that no folder is left without its version."""
+    used = db.scalar(select(ProblemVersion.id).where(
+        ProblemVersion.content_hash == content_hash).limit(1))
+    if used is None:
+        store.discard(content_hash)
 
 
 def gpu_needs(problem: Problem) -> tuple[bool, bool]:
@@ -134,15 +150,19 @@ def queue_validation(db: Session, version: ProblemVersion, problem: Problem,
 def publish(db: Session, version: ProblemVersion) -> None:
     """Make a valid version the one learners see. Raises PackageError otherwise."""
     if version.status != "valid":
-        raise PackageError(f"version {version.content_hash[:12]} is {version.status}: only "
-                           f"a valid version can be published")
+        status = STATUS_TEXT.get(version.status, T.same(version.status))
+        raise PackageRefused(T(f"版本 {version.content_hash[:12]} {status.zh}：只有验证通过"
+                               f"（有效）的版本才能发布",
+                               f"version {version.content_hash[:12]} is {status.en}: only "
+                               f"a valid version can be published"))
     record = version.problem
     clash = db.scalar(select(ProblemRecord).where(
         ProblemRecord.number == record.number, ProblemRecord.id != record.id,
         ProblemRecord.published_version_id.is_not(None)))
     if clash is not None:
-        raise PackageError(f"number {record.number} is used by the published problem "
-                           f"{clash.slug!r}")
+        raise PackageRefused(T(f"编号 {record.number} 已经被已发布的题目 {clash.slug!r} 占用",
+                               f"number {record.number} is used by the published problem "
+                               f"{clash.slug!r}"))
     record.published_version_id = version.id
 
 
@@ -169,6 +189,7 @@ def seed(db: Session, store: Store, folder: Path | None, now: datetime) -> bool:
     when the problem is new or its published version is bundled too. True on a change."""
     changed = False
     for src in bundled_packages(folder):
+        stored: Stored | None = None
         try:
             with_hash = package_hash(src)
             record = problem_record(db, src.name)
@@ -176,7 +197,8 @@ def seed(db: Session, store: Store, folder: Path | None, now: datetime) -> bool:
                     ProblemVersion.problem_id == record.id,
                     ProblemVersion.content_hash == with_hash)) is not None:
                 continue
-            problem = store.add_folder(src)
+            stored = store.put(folder=src)
+            problem = stored.problem
             if problem.slug != src.name:
                 raise PackageError(f"the folder must be named after its slug {problem.slug!r}")
             new = problem_record(db, problem.slug) is None
@@ -195,6 +217,8 @@ def seed(db: Session, store: Store, folder: Path | None, now: datetime) -> bool:
             log.info("bundled problem %s stored as %s", problem.slug, version.content_hash[:12])
         except (PackageError, OSError) as e:
             db.rollback()
+            if stored is not None and stored.new:
+                discard_unused(db, store, stored.problem.content_hash)
             log.error("bundled problem %s left out: %s", src.name, e)
     return changed
 

@@ -49,7 +49,7 @@ def test_upload_validate_publish_solve(client, admin, alice, worker, plain, sett
     assert "等待验证" in page and 'id="publish-button"' not in page
     assert client.get("/api/problems/double-it").status_code == 404  # not published yet
     r = client.post(f"/admin/versions/{vid}/publish", data=form(client))
-    assert r.status_code == 409 and "only a valid version" in r.text
+    assert r.status_code == 409 and "正在等待验证：只有验证通过（有效）的版本才能发布" in r.text
 
     assert run_worker(worker, plain, settings, problems_root) == 1
     data = status(client, vid)

@@ -76,7 +76,7 @@ async def upload(user: AdminUser, request: Request, db: SessionDep, hub: HubDep,
                  ) -> dict[str, Any]:
     """Upload a package (zip): stored as a new version and queued for validation."""
     data = await read_upload(file)
-    version = await run_in_threadpool(  # unpacking and hashing: off the event loop
+    version, _ = await run_in_threadpool(  # unpacking and hashing: off the event loop
         admin.add_version, db, request.app.state.store, hub, user, now, origin="upload",
         note=file.filename or "upload.zip", zip_data=data)
     return await run_in_threadpool(version_json, version)

@@ -48,7 +48,7 @@ async def upload(request: Request, user: AdminPageUser, db: SessionDep, hub: Hub
     try:
         data = await read_upload(file)
         # unpacking and hashing take a moment: off the event loop
-        version = await run_in_threadpool(
+        version, _ = await run_in_threadpool(
             admin.add_version, db, request.app.state.store, hub, user, now, origin="upload",
             note=file.filename or "upload.zip", zip_data=data)
     except ClientError as e:  # back to the form with the reason, nothing stored
@@ -162,7 +162,7 @@ async def edit(vid: int, request: Request, user: AdminPageUser, db: SessionDep, 
         target = file_path.strip() or file.filename
         files[target] = await read_upload(file)
     try:
-        new = await run_in_threadpool(
+        new, _ = await run_in_threadpool(
             admin.add_version, db, store, hub, user, now, origin="edit",
             note=f"edit of {version.content_hash[:12]}", files=files)
     except ClientError as e:
