@@ -23,7 +23,7 @@ import torch
 from judge.expected import ReplayMismatch, ReplaySession
 from judge.i18n import T
 from judge.package import Problem
-from judge.report import Report, TestResult
+from judge.report import NEEDS_CUDA, Report, TestResult
 from judge.session import Budget, ImportFailed, RunnerLost, RunnerSession, SubmissionError
 from judge.testing import CaseFailed, CaseSpec, Ctx, ReferenceFailed, case_seed
 from judge.verdict import Verdict
@@ -184,7 +184,7 @@ def _run_cases(problem: Problem, cases: list[CaseSpec], sessions: Sessions, repo
     stop: T | None = None
     for index, spec in enumerate(cases):
         if stop is None and spec.device == "cuda" and not options.cuda:
-            result = _skipped(spec, T("需要 CUDA，本机没有", "needs CUDA, none here"))
+            result = _skipped(spec, NEEDS_CUDA)
         elif stop is not None:
             result = _skipped(spec, stop)
         else:

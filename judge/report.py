@@ -14,6 +14,10 @@ from judge.i18n import T
 from judge.verdict import Verdict
 
 EMPTY = T("", "")
+# The message of a CUDA case skipped on a machine without a GPU: such a case is not a
+# failure and is not counted in a report's total (cases skipped after a compile error or
+# a limit are: they were not passed).
+NEEDS_CUDA = T("需要 CUDA，本机没有", "needs CUDA, none here")
 
 
 @dataclass
@@ -25,6 +29,10 @@ class TestResult:
     message: T = EMPTY
     time_ms: float = 0.0
     output: str = ""  # what the submission printed during the case (public cases only)
+
+    @property
+    def needs_cuda(self) -> bool:
+        return self.verdict is Verdict.SKIPPED and self.message.en == NEEDS_CUDA.en
 
     def to_json(self, lang: str, *, learner: bool = False) -> dict[str, Any]:
         hidden = self.visibility == "hidden"
@@ -75,7 +83,7 @@ class Report:
     def skipped(self) -> int:
         """Cases this machine could not run (CUDA cases without a GPU): not failures, and
         not counted in ``total``."""
-        return sum(t.verdict is Verdict.SKIPPED for t in self.tests)
+        return sum(t.needs_cuda for t in self.tests)
 
     def to_json(self, lang: str = "zh", *, learner: bool = False) -> dict[str, Any]:
         return {

@@ -62,6 +62,10 @@ def test_usage_errors_exit_2(problem_dir, tmp_path):
     bad.write_bytes(b"\xff\xfe not utf-8")
     out = judge("grade", str(problem_dir), str(bad))
     assert out.returncode == 2 and "cannot read" in out.stderr
+    good = tmp_path / "good.py"
+    good.write_text("def double(x):\n    return x * 2\n")
+    out = judge("grade", str(problem_dir), str(good), "--case", "exmaple_small")
+    assert out.returncode == 2 and "no case exmaple_small" in out.stderr  # not "accepted"
 
 
 def test_check_reports_a_fixture_with_the_wrong_verdict(problem_dir):

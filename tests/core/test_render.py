@@ -10,8 +10,7 @@ def report_with_a_cuda_case() -> rep.Report:
     cat = T("类别", "category")
     tests = [rep.TestResult("small", "public", cat, Verdict.ACCEPTED, time_ms=3),
              rep.TestResult("big", "hidden", cat, Verdict.ACCEPTED, time_ms=5),
-             rep.TestResult("on_cuda", "hidden", cat, Verdict.SKIPPED,
-                         T("需要 CUDA，本机没有", "needs CUDA, none here"))]
+             rep.TestResult("on_cuda", "hidden", cat, Verdict.SKIPPED, rep.NEEDS_CUDA)]
     throughput = [{"name": "epoch_cpu", "device": "cpu", "verdict": "accepted",
                    "ratio": 1.02, "min_ratio": 0.5},
                   {"name": "epoch_cuda", "device": "cuda", "verdict": "skipped",
@@ -41,3 +40,16 @@ def test_a_failed_case_is_marked_and_its_message_shown():
     out = render(report, "en")
     assert "✗ small" in out and "expected 1, got 2" in out
     assert "Wrong answer: 1 / 2 cases passed" in out
+
+
+def test_cases_not_run_after_a_failure_are_not_blamed_on_cuda():
+    cat = T("类别", "category")
+    tests = [rep.TestResult("small", "public", cat, Verdict.SKIPPED),
+             rep.TestResult("big", "hidden", cat, Verdict.SKIPPED,
+                            T("之前的用例超出了限制，未运行",
+                              "not run: an earlier case hit a limit"))]
+    report = rep.Report(Verdict.COMPILE_ERROR, "p", 1, "none", tests=tests,
+                        message=T("语法错误", "syntax error"))
+    out = render(report, "en")
+    assert "Compile error: 0 / 2 cases passed" in out and "CUDA" not in out
+    assert report.to_json("en")["total"] == 2 and report.to_json("en")["skipped"] == 0

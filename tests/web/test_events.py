@@ -103,7 +103,10 @@ def test_a_cuda_case_skipped_on_a_cpu_worker_is_not_counted(client, alice, worke
     1 / 2, in the stream, the API and the history."""
     sid = api_submit(client, alice).json()["id"]
     report = fake_report(passed=True)
-    report["tests"][1].update(verdict="skipped", message="", messages={"zh": "", "en": ""})
+    from judge.report import NEEDS_CUDA
+
+    report["tests"][1].update(verdict="skipped", message=NEEDS_CUDA.en,
+                              messages=NEEDS_CUDA.as_dict())
     judge_next(worker, report)
     done = read_stream(client, sid, alice, "en")[-1]
     assert (done["verdict"], done["passed"], done["total"]) == ("accepted", 1, 1)
