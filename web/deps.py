@@ -2,8 +2,8 @@
 
 Who is asking: ``TokenUser`` (a bearer token; the API's writes), ``ApiUser`` (a bearer
 token or the page's session cookie; the API's reads, so the submission page's
-EventSource works), ``PageUser``/``LoggedIn`` (the session cookie) and ``WorkerAuth``
-(the worker token).
+EventSource works, and the admin API, whose writes by cookie must carry the CSRF token),
+``PageUser``/``LoggedIn`` (the session cookie) and ``WorkerAuth`` (the worker token).
 """
 
 from __future__ import annotations
@@ -93,13 +93,29 @@ def token_user(request: Request, db: SessionDep, now: Now,
     return _from_token(request, db, now, token)
 
 
+SAFE_METHODS = ("GET", "HEAD", "OPTIONS")
+CSRF_HEADER = "X-CSRF-Token"
+API_CSRF = T(f"用登录会话（cookie）调用会修改数据的 API 时，要在 {CSRF_HEADER} 头里带上页面的 "
+             f"CSRF 令牌（CSRF 校验失败）；脚本请用 Authorization: Bearer <token>",
+             f"a request that changes data and is authenticated by the session cookie must "
+             f"send the page's CSRF token in the {CSRF_HEADER} header (CSRF check failed); "
+             f"scripts should use Authorization: Bearer <token>")
+
+
 def api_user(request: Request, db: SessionDep, now: Now,
              token: Annotated[str | None, Depends(oauth2)]) -> User:
+    """A bearer token, else the session cookie. A cookie is sent by the browser whoever
+    made the request, so a request that changes data must prove it came from one of our
+    pages: the session's CSRF token in a header (another site cannot read it, nor send a
+    custom header without a CORS preflight)."""
     if token:
         return _from_token(request, db, now, token)
     user = _from_session(request, db)
     if user is None:
         raise ClientError(401, MISSING_TOKEN, BEARER)
+    if (request.method not in SAFE_METHODS
+            and not csrf_ok(request.session, request.headers.get(CSRF_HEADER))):
+        raise ClientError(403, API_CSRF)
     return user
 
 

@@ -8,7 +8,7 @@ import re
 
 from fastapi.routing import APIRoute
 
-from tests.web.support import browser_login, csrf, make_admin, make_user
+from tests.web.support import browser_login, csrf, make_admin, make_user, rows
 
 PARAMS = {"slug": "add-one", "vid": "1", "uid": "1"}
 
@@ -85,3 +85,32 @@ def test_admins_get_through(client):
     assert client.get("/admin/problems").status_code == 200
     assert client.get("/api/admin/problems", headers=headers).status_code == 200
     assert client.get("/api/admin/audit").status_code == 200  # the session works too
+
+
+def test_the_admin_api_changes_nothing_for_a_session_cookie_without_the_csrf_token(client):
+    """A cookie goes with any request the browser makes, also one another (same-site)
+    page makes: a write by cookie must send the page's CSRF token in X-CSRF-Token.
+    Bearer tokens are not sent by browsers on their own and need none."""
+    bearer = make_admin(client, "root")  # logged in on the client's session too
+    writes = [(m, p) for m, p in admin_routes(client.app) if p.startswith("/api/") and m != "GET"]
+    assert ("POST", "/api/admin/problems") in writes and len(writes) >= 4
+    for method, path in writes:
+        for sent in ({}, {"X-CSRF-Token": "not-the-session-token-123456"}):
+            r = client.request(method, path + "?lang=en", json={}, headers=sent,
+                               follow_redirects=False)
+            assert r.status_code == 403, (method, path, r.status_code)
+            assert "X-CSRF-Token" in r.json()["detail"], r.json()
+    r = client.post("/api/admin/problems", files={"file": ("p.zip", b"PK", "application/zip")})
+    assert r.status_code == 403 and "CSRF" in r.json()["detail"]
+    # nothing changed: still published, no version or audit entry added
+    assert client.get("/api/problems/add-one").status_code == 200
+    assert rows(client.app, "select count(*) from problem_versions") == [(1,)]
+    assert rows(client.app, "select count(*) from audit_log") == [(0,)]
+    assert client.get("/api/admin/audit").status_code == 200  # reads need no token
+
+    token = csrf(client, "/admin/problems")  # what the admin pages' scripts would send
+    r = client.post("/api/admin/problems/add-one/unpublish", headers={"X-CSRF-Token": token})
+    assert r.status_code == 200 and r.json() == {"slug": "add-one", "published": None}
+    cookieless = client.__class__(client.app)
+    r = cookieless.post("/api/admin/versions/1/publish", headers=bearer)
+    assert r.status_code == 200 and r.json()["published"] is True
