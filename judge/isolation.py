@@ -28,13 +28,14 @@ def plain_launcher() -> Launcher:
     return PlainLauncher()
 
 
-def sandbox_launcher() -> Launcher:
-    """The bubblewrap sandbox, for worker slot ``JUDGE_SANDBOX_SLOT`` (default 0). Exits
-    with a clear message where the machine cannot run it: never an unsandboxed fallback."""
+def sandbox_launcher(slot: int | None = None) -> Launcher:
+    """The bubblewrap sandbox for worker slot ``slot`` (by default ``JUDGE_SANDBOX_SLOT``,
+    else 0): its runners run as that slot's own uid. Exits with a clear message where the
+    machine cannot run it: never an unsandboxed fallback."""
     from sandbox.bwrap import BwrapLauncher, SandboxUnavailable, slot_from_env
 
     try:
-        return BwrapLauncher(slot_from_env())
+        return BwrapLauncher(slot_from_env() if slot is None else slot)
     except SandboxUnavailable as e:
         raise SystemExit(f"error: the sandbox is unavailable: {e}\n(for development only, "
                          "--no-sandbox or JUDGE_NO_SANDBOX=1 runs without it)") from None

@@ -406,16 +406,13 @@ def choose_gpu(spec: str, slot: int, capabilities: dict[str, Any]) -> int | None
 
 
 def make_launcher(no_sandbox: bool, slot: int):
-    """The sandbox (one slot per worker), or with no_sandbox the plain launcher (loud)."""
-    import inspect
-
+    """The sandbox for this worker's slot (its own uid), or with no_sandbox the plain
+    launcher (loud)."""
     from judge.isolation import dev_mode_requested, plain_launcher, sandbox_launcher
 
     if dev_mode_requested(no_sandbox):
         return plain_launcher()
-    if "slot" in inspect.signature(sandbox_launcher).parameters:
-        return sandbox_launcher(slot=slot)  # type: ignore[call-arg]
-    return sandbox_launcher()
+    return sandbox_launcher(slot=slot)
 
 
 def main(server: str, token: str, *, slot: int = 0, gpu: str = "auto",

@@ -119,3 +119,17 @@ def test_printed_output_lands_under_its_own_case(any_launcher, tmp_path):
                        Options(throughput=False, jobs_root=jobs))
         assert report.isolation == "bwrap"
         assert_each_case_shows_its_own_output(report)
+
+
+def test_each_worker_slot_runs_as_its_own_uid():
+    """`judge worker --slot N` (what serve starts for worker N) runs jobs as uid
+    UID_BASE + N, so two workers' jobs never share a uid."""
+    from judge.worker import make_launcher
+    from sandbox.bwrap import UID_BASE
+
+    launchers = [make_launcher(False, slot) for slot in (6, 7)]  # slots no test uses
+    try:
+        assert [launcher.uid for launcher in launchers] == [UID_BASE + 6, UID_BASE + 7]
+    finally:
+        for launcher in launchers:
+            launcher.close()
