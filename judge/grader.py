@@ -69,6 +69,7 @@ class Sessions:
     def __init__(self, launcher: Launcher, problem: Problem, root: Path, code: str,
                  device: str, expected: dict[str, list] | None = None) -> None:
         self.launcher = launcher
+        self.device = device
         self.replay = ReplaySession(expected) if expected is not None else None
         self.jobs: dict[str, Job] = {}
         self.hellos: dict[str, dict[str, Any]] = {}
@@ -122,7 +123,11 @@ def grade(problem: Problem, code: str, launcher: Launcher, options: Options = Op
     """Judge ``code`` against ``problem``. Never raises for anything the code does."""
     started = time.monotonic()
     seed = options.seed if options.seed is not None else secrets.randbits(62)
-    device = "cuda" if options.cuda else "cpu"
+    # Runners get the GPU (and start cold, without the warm template) only for a problem
+    # that has CUDA cases or checks; a CPU problem on a GPU worker stays warm and CPU-only.
+    uses_cuda = (any(c.device == "cuda" for c in problem.tests.cases)
+                 or any(tp.device == "cuda" for tp in problem.meta.throughput))
+    device = "cuda" if options.cuda and uses_cuda else "cpu"
     report = Report(Verdict.ACCEPTED, problem.slug, seed, launcher.isolation,
                     problem_version=problem.content_hash[:12], torch=torch.__version__,
                     device=device)
@@ -221,7 +226,7 @@ def run_case(problem: Problem, spec: CaseSpec, sessions: Sessions, seed: int,
     case_base = PUBLIC_SEED if spec.public else seed
     ctx = Ctx(seed=case_seed(case_base, spec.name), public=spec.public, budget=budget,
               sessions=sessions.get, workdirs={r: j.dir for r, j in sessions.jobs.items()},
-              device="cuda" if options.cuda else "cpu")
+              device=sessions.device)
     verdict, message = Verdict.ACCEPTED, T.join(ctx.notes)
     try:
         spec.fn(ctx)

@@ -207,3 +207,11 @@ def test_what_a_public_case_printed_is_shown_under_that_case(make_problem, launc
     for _ in range(3):
         report, _ = run(problem, SAYS_WHICH_CALL, launcher, throughput=False)
         assert_each_case_shows_its_own_output(report)
+
+
+def test_a_cpu_problem_on_a_gpu_worker_runs_on_the_cpu(make_problem, launcher):
+    """A worker with a GPU grades with cuda=True; a problem without CUDA cases or checks
+    still gets CPU runners (warm, address-space limited, no GPU lease)."""
+    report, _ = run(make_problem(), GOOD, launcher, cuda=True, throughput=False)
+    assert report.verdict is Verdict.ACCEPTED, report.message
+    assert report.device == "cpu"
