@@ -136,9 +136,13 @@ class Job(Base):
 
 
 class JobEvent(Base):
-    """One progress event of a job's current attempt, already redacted for learners."""
+    """One progress event of a job's current attempt, already redacted for learners.
+    Readers follow a submission's events by id, so an id is never used twice (SQLite's
+    AUTOINCREMENT; PostgreSQL's sequences never reuse one), also after a lost attempt's
+    events are deleted."""
 
     __tablename__ = "job_events"
+    __table_args__ = ({"sqlite_autoincrement": True},)
 
     id: Mapped[int] = mapped_column(primary_key=True)
     job_id: Mapped[int] = mapped_column(ForeignKey("jobs.id", ondelete="CASCADE"), index=True)

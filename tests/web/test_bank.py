@@ -151,10 +151,18 @@ def test_the_migration_keeps_an_existing_database(tmp_path):
         conn.execute(text("insert into jobs (id, submission_id, status, priority, needs_gpu, "
                           "prefers_gpu, attempts, created_at) values (1, 1, 'queued', 0, 0, 0, "
                           "0, '2026-01-01')"))
+        conn.execute(text("insert into job_events (id, job_id, submission_id, payload, "
+                          "created_at) values (5, 1, 1, '{}', '2026-01-01')"))
     db.migrate(engine)
     with engine.connect() as conn:
         assert list(conn.execute(text("select username, disabled from users"))) == [("amy", 0)]
         assert list(conn.execute(text("select submission_id, kind, version_id from jobs"))) == [
             (1, "judge", None)]
+        assert list(conn.execute(text("select id, job_id from job_events"))) == [(5, 1)]
+        # event ids are never used twice (0003): a deleted event's id is not given again
+        conn.execute(text("delete from job_events"))
+        conn.execute(text("insert into job_events (job_id, submission_id, payload, "
+                          "created_at) values (1, 1, '{}', '2026-01-01')"))
+        assert list(conn.execute(text("select id from job_events"))) == [(6,)]
         assert conn.exec_driver_sql("PRAGMA foreign_keys").scalar() == 1  # on again
     engine.dispose()
