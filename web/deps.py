@@ -77,7 +77,9 @@ def _from_token(request: Request, db: Session, now: datetime, token: str) -> Use
 def _from_session(request: Request, db: Session) -> User | None:
     uid = request.session.get("uid")
     user = db.get(User, uid) if isinstance(uid, int) else None
-    if user is not None and user.disabled:  # disabled since logging in: logged out
+    # disabled since logging in, or logged out since (a copy of the cookie): logged out
+    if user is not None and (user.disabled
+                             or request.session.get("gen", 0) != user.session_gen):
         request.session.clear()
         user = None
     if user is not None:

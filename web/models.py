@@ -48,6 +48,9 @@ class User(Base):
     lang: Mapped[str] = mapped_column(String(8), default="zh")
     # a disabled account cannot log in, and its session and API tokens stop working
     disabled: Mapped[bool] = mapped_column(Boolean, default=False, server_default=false())
+    # a session cookie is accepted only while it carries this number; logging out
+    # increments it, which ends every session of the account (copies of the cookie too)
+    session_gen: Mapped[int] = mapped_column(Integer, default=0, server_default="0")
     created_at: Mapped[datetime]
 
 

@@ -49,6 +49,13 @@ def create_user(db: Session, username: str, password_hash: str, now: datetime,
     return user
 
 
+def end_sessions(db: Session, user_id: int) -> None:
+    """Every session cookie of the user stops working (they carry the old generation)."""
+    db.execute(update(User).where(User.id == user_id)
+               .values(session_gen=User.session_gen + 1))
+    db.commit()
+
+
 def set_lang(db: Session, user: User, lang: str) -> None:
     user.lang = lang
     db.commit()

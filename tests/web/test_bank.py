@@ -155,7 +155,8 @@ def test_the_migration_keeps_an_existing_database(tmp_path):
                           "created_at) values (5, 1, 1, '{}', '2026-01-01')"))
     db.migrate(engine)
     with engine.connect() as conn:
-        assert list(conn.execute(text("select username, disabled from users"))) == [("amy", 0)]
+        assert list(conn.execute(text("select username, disabled, session_gen from users"))
+                    ) == [("amy", 0, 0)]
         assert list(conn.execute(text("select submission_id, kind, version_id from jobs"))) == [
             (1, "judge", None)]
         assert list(conn.execute(text("select id, job_id from job_events"))) == [(5, 1)]

@@ -118,6 +118,26 @@ def test_register_login_logout(client, app):
     assert 'id="current-user">dora<' in client.get("/").text
 
 
+def test_logging_out_ends_the_session_on_the_server(client, alice, app):
+    """The session cookie is signed, not stored: logging out must also stop a copy of it
+    (saved before, say by someone else) from working."""
+    sid = submit(client, alice).json()["id"]
+    browser_login(client, "alice")
+    copied = client.cookies.get("judge_session")
+    r = client.post("/logout", data={"csrf_token": csrf(client)}, follow_redirects=False)
+    assert r.status_code == 303
+    thief = client.__class__(app)
+    thief.cookies.set("judge_session", copied)
+    r = thief.get("/submissions", follow_redirects=False)
+    assert r.status_code == 303 and r.headers["location"].startswith("/login?next=")
+    assert "current-user" not in thief.get("/").text
+    assert thief.get(f"/api/submissions/{sid}").status_code == 401
+    assert thief.get(f"/submissions/{sid}", follow_redirects=False).status_code == 303
+    browser_login(client, "alice")  # logging in again works, with a fresh session
+    assert client.get(f"/submissions/{sid}").status_code == 200
+    assert client.cookies.get("judge_session") != copied
+
+
 @pytest.mark.parametrize("form, message", [
     ({"username": "x", "password": "password1", "password2": "password1"}, "2 到 32"),
     ({"username": "erin", "password": "password1", "password2": "password2"}, "两次输入"),

@@ -13,6 +13,7 @@ from judge.i18n import T
 from web import queries
 from web.deps import CsrfChecked, Now, PageUser, SessionDep, SettingsDep, page_lang
 from web.errors import ClientError
+from web.models import User
 from web.pages import render
 from web.routes.accounts import BAD_LOGIN, CLOSED, DISABLED, TAKEN, check_new_account
 from web.security import hash_password, verify_password
@@ -29,9 +30,10 @@ def safe_next(target: str | None) -> str:
     return "/"
 
 
-def log_in(request: Request, user_id: int) -> None:
+def log_in(request: Request, user: User) -> None:
     request.session.clear()  # a fresh session (and CSRF token) after logging in
-    request.session["uid"] = user_id
+    request.session["uid"] = user.id
+    request.session["gen"] = user.session_gen  # logging out makes it stale
     request.session["csrf"] = secrets.token_urlsafe(24)
 
 
@@ -51,7 +53,7 @@ def login(request: Request, db: SessionDep, username: Text, password: Text,
     if user.disabled:
         return render(request, "login.html", None, lang, status=403, next=safe_next(next),
                       error=DISABLED(lang), username=username)
-    log_in(request, user.id)
+    log_in(request, user)
     return RedirectResponse(safe_next(next), status_code=303)
 
 
@@ -82,12 +84,16 @@ def register(request: Request, db: SessionDep, settings: SettingsDep, now: Now,
     user = queries.create_user(db, username, hash_password(password), now, lang=lang)
     if user is None:
         return again(TAKEN, 409)
-    log_in(request, user.id)
+    log_in(request, user)
     return RedirectResponse(safe_next(next), status_code=303)
 
 
 @router.post("/logout", dependencies=[CsrfChecked])
-def logout(request: Request) -> Response:
+def logout(request: Request, user: PageUser, db: SessionDep) -> Response:
+    """Ends the session on the server too: the cookie is stateless, so a copy of it
+    would otherwise keep working (every session of the account ends)."""
+    if user is not None:
+        queries.end_sessions(db, user.id)
     request.session.clear()
     return RedirectResponse("/", status_code=303)
 
