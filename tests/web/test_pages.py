@@ -192,6 +192,35 @@ def test_submit_from_the_page_and_watch(logged_in, worker):
     assert HIDDEN_MARK not in html
 
 
+def multipart(fields: dict[str, bytes], boundary: str = "b0und4ry") -> tuple[bytes, dict]:
+    parts = [f'--{boundary}\r\nContent-Disposition: form-data; name="{name}"\r\n\r\n'
+             .encode() + value + b"\r\n" for name, value in fields.items()]
+    return (b"".join(parts) + f"--{boundary}--\r\n".encode(),
+            {"Content-Type": f"multipart/form-data; boundary={boundary}"})
+
+
+def test_code_that_is_not_utf8_is_refused_from_the_page_too(logged_in, app):
+    """The API refuses a body that is not UTF-8; the page's form must too, instead of
+    storing U+FFFD (urlencoded) or Latin-1 (multipart) and judging that."""
+    token = csrf(logged_in, "/problems/add-one")
+    form = {"Content-Type": "application/x-www-form-urlencoded"}
+    r = logged_in.post("/problems/add-one/submit", headers=form,
+                       content=f"csrf_token={token}&code=%FF%FEabc".encode())
+    assert r.status_code == 400 and "表单里的文字不是合法的 UTF-8 编码" in visible_text(r.text)
+    body, headers = multipart({"csrf_token": token.encode(),
+                               "code": b"def add_one(x):\n    return x + 1  # \xe9\n"})
+    r = logged_in.post("/problems/add-one/submit?lang=en", headers=headers, content=body)
+    assert r.status_code == 400 and "text is not valid UTF-8; nothing was stored" in r.text
+    assert rows(app, "select count(*) from submissions")[0][0] == 0
+    # UTF-8 is taken, in either encoding of the form
+    code = "def add_one(x):\n    return x + 1  # 加一 \ufffd\n"
+    body, headers = multipart({"csrf_token": token.encode(), "code": code.encode()})
+    r = logged_in.post("/problems/add-one/submit", headers=headers, content=body,
+                       follow_redirects=False)
+    assert r.status_code == 303, r.text
+    assert rows(app, "select code from submissions") == [(code,)]
+
+
 def test_a_refused_submission_keeps_the_code_and_says_why(logged_in, app):
     page_submit(logged_in)
     r = page_submit(logged_in, code="def add_one(x):\n    return x + 2  # second try\n")

@@ -16,11 +16,13 @@ from judge.package import PackageError
 from web import admin, admin_queries
 from web.deps import AdminPageUser, BankDep, CsrfChecked, HubDep, Now, SessionDep, page_lang
 from web.errors import ClientError
+from web.forms import Utf8FormRoute
 from web.pages import render
 from web.problems import ProblemView
 from web.routes.admin_api import problem_or_404, read_upload, version_or_404
 
-router = APIRouter(prefix="/admin", tags=["admin pages"], include_in_schema=False)
+router = APIRouter(prefix="/admin", tags=["admin pages"], include_in_schema=False,
+                   route_class=Utf8FormRoute)
 
 
 @router.get("")

@@ -13,10 +13,12 @@ from judge.i18n import T
 from web import admin_queries
 from web.deps import AdminPageUser, CsrfChecked, Now, SessionDep, page_lang
 from web.errors import ClientError
+from web.forms import Utf8FormRoute
 from web.models import User
 from web.pages import render
 
-router = APIRouter(prefix="/admin", tags=["admin pages"], include_in_schema=False)
+router = APIRouter(prefix="/admin", tags=["admin pages"], include_in_schema=False,
+                   route_class=Utf8FormRoute)
 
 
 @router.get("/users")

@@ -13,12 +13,13 @@ from judge.i18n import T
 from web import queries
 from web.deps import CsrfChecked, Now, PageUser, SessionDep, SettingsDep, page_lang
 from web.errors import ClientError
+from web.forms import Utf8FormRoute
 from web.models import User
 from web.pages import render
 from web.routes.accounts import BAD_LOGIN, CLOSED, DISABLED, TAKEN, check_new_account
 from web.security import hash_password, verify_password
 
-router = APIRouter(tags=["pages"], include_in_schema=False)
+router = APIRouter(tags=["pages"], include_in_schema=False, route_class=Utf8FormRoute)
 
 Text = Annotated[str, Form(max_length=1024)]
 

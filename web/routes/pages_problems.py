@@ -22,10 +22,11 @@ from web.deps import (
     page_lang,
 )
 from web.errors import ClientError
+from web.forms import Utf8FormRoute
 from web.pages import render
 from web.problems import ProblemView
 
-router = APIRouter(tags=["pages"], include_in_schema=False)
+router = APIRouter(tags=["pages"], include_in_schema=False, route_class=Utf8FormRoute)
 
 
 def problem_or_404(bank, slug: str) -> ProblemView:
