@@ -27,6 +27,18 @@ from web.problems import ProblemBank
 
 log = logging.getLogger("web.admin")
 
+# What the audit log and the version lists show for the names stored in the database.
+ACTIONS = {
+    "add-version": T("添加版本", "add a version"), "validate": T("验证", "validate"),
+    "publish": T("发布", "publish"), "unpublish": T("取消发布", "unpublish"),
+    "rejudge": T("重测", "rejudge"), "create-user": T("创建用户", "create a user"),
+    "promote": T("设为管理员", "make admin"), "demote": T("取消管理员", "revoke admin"),
+    "disable": T("停用账号", "disable the account"),
+    "enable": T("启用账号", "enable the account"),
+}
+ORIGINS = {"upload": T("上传", "upload"), "edit": T("编辑", "edit"),
+           "cli": T("命令行", "command line"), "bundled": T("内置", "bundled")}
+
 EDITABLE_TEXT = ("statement.zh.md", "statement.en.md", "tests.py")
 LIMIT_FIELDS = {"case_wall_s": float, "cpu_s": float, "memory_mb": int, "output_kb": int}
 

@@ -121,6 +121,18 @@ def api_user(request: Request, db: SessionDep, now: Now,
     return user
 
 
+def reader(request: Request, db: SessionDep, now: Now,
+           token: Annotated[str | None, Depends(oauth2)]) -> User | None:
+    """Who reads a public route, if anyone says: their saved language answers it. A token
+    that is not valid (any more) is ignored here: the data is public."""
+    if token:
+        user = queries.user_for_token(db, token_hash(token), now)
+        if user is not None:
+            request.state.lang = user.lang
+        return user
+    return _from_session(request, db)
+
+
 def page_user(request: Request, db: SessionDep) -> User | None:
     return _from_session(request, db)
 
@@ -166,6 +178,7 @@ def check_csrf(request: Request, csrf_token: Annotated[str, Form()] = "") -> Non
 
 TokenUser = Annotated[User, Depends(token_user)]
 ApiUser = Annotated[User, Depends(api_user)]
+Reader = Annotated[User | None, Depends(reader)]
 PageUser = Annotated[User | None, Depends(page_user)]
 LoggedIn = Annotated[User, Depends(logged_in)]
 AdminPageUser = Annotated[User, Depends(admin_page)]

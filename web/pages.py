@@ -14,9 +14,11 @@ from typing import Any
 from fastapi import Request
 from fastapi.responses import HTMLResponse
 from fastapi.templating import Jinja2Templates
+from jinja2 import pass_context
 
 from judge.i18n import T
 from judge.verdict import LABELS, SHORT, Verdict
+from web.admin import ACTIONS, ORIGINS
 from web.markdown import highlight_python
 from web.security import csrf_token
 
@@ -32,7 +34,21 @@ def make_templates() -> Jinja2Templates:
     env.filters["ratio"] = lambda r: "—" if r is None else f"{r:.2f}×"
     env.filters["ms"] = lambda v: "" if v is None else f"{v:.0f} ms"
     env.globals["verdict_short"] = lambda v: SHORT[Verdict(v)] if v else ""
+    env.filters["action_label"] = _labeller(ACTIONS)
+    env.filters["origin_label"] = _labeller(ORIGINS)
     return templates
+
+
+def _labeller(labels: dict[str, T]):
+    """A filter showing a stored name (an audit action, a version's origin) in the page's
+    language; an unknown name is shown as it is."""
+
+    @pass_context
+    def label(ctx, name: str) -> str:
+        text = labels.get(name)
+        return text(ctx.get("lang", "zh")) if text else name
+
+    return label
 
 
 def _utc(value: datetime | None) -> str:

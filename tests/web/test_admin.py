@@ -248,3 +248,43 @@ def test_a_package_that_needs_cuda_is_validated_by_a_gpu_worker(client, admin, w
     assert worker.claim(worker.register("cpu", False, {}), False, 0) is None
     job = worker.claim(worker.register("gpu", True, {}), True, 0)
     assert job is not None and job.kind == "validate"
+
+
+def visible(html: str) -> str:
+    html = re.sub(r"<(script|style)\b.*?</\1>", "", html, flags=re.S)
+    return re.sub(r"\s+", " ", re.sub(r"<[^>]+>", " ", html))
+
+
+def finish_validation(client, vid: int, files: list[dict], errors: list[str] = ()) -> None:
+    """Store a validation result as a worker's would be stored."""
+    from web import admin_queries
+
+    with client.app.state.sessionmaker() as db:
+        admin_queries.validation_finished(db, vid, {"ok": False, "errors": list(errors),
+                                                    "files": files, "skipped": []},
+                                          client.app.state.clock())
+        db.commit()
+
+
+def test_admin_pages_name_verdicts_actions_and_origins_in_the_admins_language(
+        client, admin, tmp_path):
+    vid = version_id(upload(client, package_zip(write_problem(tmp_path / "p"))))
+    finish_validation(client, vid, [
+        {"label": "reference", "expected": "accepted", "verdict": "wrong_answer", "ok": False,
+         "detail": "reference: expected accepted, got wrong_answer"},
+        {"label": "starter", "expected": "runtime_error", "verdict": "runtime_error",
+         "ok": True, "detail": ""}])
+    page = client.get(f"/admin/versions/{vid}").text
+    table = visible(page[page.index('id="files"'):page.index("</table>", page.index('id="files"'))])
+    assert "通过" in table and "答案错误" in table and "运行错误" in table
+    assert "wrong_answer" not in table.replace("expected accepted, got wrong_answer", "")
+    assert "runtime_error" not in table
+    assert '"labels": {' in page  # the live table (admin.js) uses the same labels
+    assert "上传" in visible(page)
+    audit = visible(client.get("/admin/audit").text)
+    assert "添加版本" in audit and "add-version" not in audit
+    client.post("/lang", data={"lang": "en", "csrf_token": csrf(client, "/admin/audit")})
+    audit = visible(client.get("/admin/audit").text)
+    assert "add a version" in audit and "add-version" not in audit
+    table = visible(client.get(f"/admin/versions/{vid}").text)
+    assert "Wrong answer" in table and "Runtime error" in table

@@ -94,6 +94,19 @@ def test_unknown_problem(client, alice):
     assert r.status_code == 404 and "nope" in r.json()["detail"]
 
 
+def test_public_routes_answer_in_the_bearer_users_language(client, app, alice):
+    with app.state.sessionmaker() as db:  # alice switched to English (saved on the account)
+        from web.queries import set_lang, user_by_name
+
+        set_lang(db, user_by_name(db, "alice"), "en")
+    r = client.get("/api/problems/nope", headers=alice)
+    assert r.status_code == 404 and r.json()["detail"] == "no such problem: 'nope'"
+    assert client.get("/api/problems", headers=alice).json()[0]["title"] == "Add one"
+    assert client.get("/api/problems/nope").json()["detail"] == "没有这道题：'nope'"
+    expired = {"Authorization": "Bearer not-a-token"}  # public data: an old token is ignored
+    assert client.get("/api/problems/add-one", headers=expired).status_code == 200
+
+
 # ---------------------------------------------------------------- submissions
 
 

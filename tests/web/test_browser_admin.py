@@ -125,7 +125,7 @@ def test_an_admin_adds_a_problem_and_a_learner_solves_it(page, browser, server, 
     assert learner.locator("#final-verdict").inner_text() == "通过"
     learner.context.close()
     page.goto("/admin/audit")
-    assert "publish" in page.locator("#audit").inner_text()
+    assert "发布" in page.locator("#audit").inner_text()
 
 
 def test_a_broken_package_is_refused_with_the_reason(page, server, tmp_path, page_errors):

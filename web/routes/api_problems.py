@@ -1,5 +1,6 @@
 """API: the problem list and one problem's public parts (never the reference or hidden
-cases: the reference is not read and hidden cases are not in ``examples``)."""
+cases: the reference is not read and hidden cases are not in ``examples``). No login is
+needed; a bearer token or session, when sent, chooses the answer's language."""
 
 from __future__ import annotations
 
@@ -10,7 +11,7 @@ from fastapi import APIRouter, Request
 
 from judge.i18n import T
 from web import queries
-from web.deps import BankDep, SessionDep, api_lang
+from web.deps import BankDep, Reader, SessionDep, api_lang
 from web.errors import ClientError
 from web.problems import ProblemView
 
@@ -29,7 +30,8 @@ def summary(p: ProblemView, lang: str, stats: tuple[int, int]) -> dict[str, Any]
 
 
 @router.get("")
-def list_problems(request: Request, bank: BankDep, db: SessionDep) -> list[dict[str, Any]]:
+def list_problems(request: Request, bank: BankDep, db: SessionDep,
+                  reader: Reader) -> list[dict[str, Any]]:
     """Every problem: number, title, difficulty, tags and acceptance rate."""
     lang = api_lang(request)
     stats = queries.problem_stats(db)
@@ -37,7 +39,8 @@ def list_problems(request: Request, bank: BankDep, db: SessionDep) -> list[dict[
 
 
 @router.get("/{slug}")
-def get_problem(slug: str, request: Request, bank: BankDep, db: SessionDep) -> dict[str, Any]:
+def get_problem(slug: str, request: Request, bank: BankDep, db: SessionDep,
+                reader: Reader) -> dict[str, Any]:
     """One problem: statements (zh and en, Markdown), starter, limits and public examples."""
     p = bank.get(slug)
     if p is None:

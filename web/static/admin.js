@@ -20,14 +20,15 @@
 
   function row(f) {
     const state = f.ok === true ? "ok" : f.ok === false ? "bad" : "pending";
+    const label = (v) => text.labels[v] || v;
     const verdict = f.verdict
-      ? el("span", { class: `verdict verdict-${f.verdict}`, text: f.verdict })
+      ? el("span", { class: `verdict verdict-${f.verdict}`, "data-verdict": f.verdict, text: label(f.verdict) })
       : el("span", { class: "verdict verdict-pending", text: "…" });
     const mark = el("td");
     if (f.ok === true) mark.textContent = "✓";
     if (f.ok === false) mark.append("✗ ", el("pre", { class: "message", text: f.detail || "" }));
     return el("tr", { class: `file ${state}` }, [
-      el("td", {}, [el("code", { text: f.label })]), el("td", { text: f.expected }),
+      el("td", {}, [el("code", { text: f.label })]), el("td", { "data-verdict": f.expected, text: label(f.expected) }),
       el("td", {}, [verdict]), mark,
     ]);
   }
