@@ -335,8 +335,12 @@ class Worker:
         while True:
             try:
                 status = self.client.result(job, report)
-                log.info("submission %s: %s (%s)", job.submission_id, report.get("verdict"),
-                         status)
+                if job.kind == "validate":
+                    log.info("version %s of %s: %s (%s)", job.problem_version[:12],
+                             job.problem, "valid" if report.get("ok") else "invalid", status)
+                else:
+                    log.info("submission %s: %s (%s)", job.submission_id,
+                             report.get("verdict"), status)
                 return
             except httpx.HTTPError as e:
                 if time.monotonic() > deadline:

@@ -28,8 +28,10 @@ from web.problems import uses_cuda
 
 log = logging.getLogger("web.admin")
 
-VALIDATE_PRIORITY = 0  # like a live submission: an admin is waiting for it
-REJUDGE_PRIORITY = -10  # below live submissions: learners first
+# Queue priorities (higher first): live submissions 0; validations -5 (an admin is
+# waiting, but learners come first); rejudges -10 (nobody is waiting).
+VALIDATE_PRIORITY = -5
+REJUDGE_PRIORITY = -10
 FINISHED = ("valid", "invalid")
 STATUS_TEXT = {"uploaded": T("正在等待验证", "waiting for validation"),
                "validating": T("正在验证", "being validated"),

@@ -106,6 +106,12 @@ class ProblemView:
             self._html[lang] = markdown.render(self.statement(lang))
         return self._html[lang]
 
+    def check_titles(self, lang: str) -> dict[str, str]:
+        """The speed checks' titles, by the name a worker's ``running`` event gives them
+        (``throughput:<name>``); a check without a title is named by its name."""
+        return {f"throughput:{t.name}": (t.title.en if lang == "en" else t.title.zh)
+                if t.title else t.name for t in self.meta.throughput}
+
     @cached_property
     def examples(self) -> list[Example]:
         return public_cases(self.problem.read("tests.py"))

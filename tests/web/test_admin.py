@@ -77,6 +77,22 @@ def test_upload_validate_publish_solve(client, admin, alice, worker, plain, sett
     assert "publish" in client.get("/admin/audit").text
 
 
+def test_a_validation_is_logged_as_a_version_not_as_a_submission(
+        client, admin, worker, plain, settings, problems_root, tmp_path, monkeypatch, caplog):
+    import logging
+
+    from judge.worker import Worker
+
+    vid = version_id(upload(client, package_zip(write_problem(tmp_path / "p"))))
+    monkeypatch.setattr(Worker, "validate", lambda self, job, on_progress: {
+        "ok": True, "errors": [], "files": [], "skipped": []})
+    with caplog.at_level(logging.INFO, logger="judge.worker"):
+        assert run_worker(worker, plain, settings, problems_root) == 1
+    content_hash = status(client, vid)["version"]
+    assert f"version {content_hash[:12]} of double-it: valid (stored)" in caplog.text
+    assert "submission None" not in caplog.text
+
+
 def test_a_remote_worker_downloads_the_version(client, admin, worker, settings, tmp_path):
     vid = version_id(upload(client, package_zip(write_problem(tmp_path / "p"))))
     content_hash = status(client, vid)["version"]
@@ -288,3 +304,20 @@ def test_admin_pages_name_verdicts_actions_and_origins_in_the_admins_language(
     assert "add a version" in audit and "add-version" not in audit
     table = visible(client.get(f"/admin/versions/{vid}").text)
     assert "Wrong answer" in table and "Runtime error" in table
+
+
+def test_admin_pages_show_titles_and_say_when_no_file_was_judged(client, admin, tmp_path):
+    vid = version_id(upload(client, package_zip(write_problem(tmp_path / "p"))))
+    bank = client.get("/admin/problems").text
+    row = visible(bank[bank.index('data-slug="double-it"') - 4:])
+    assert row.strip().startswith("7 加倍 double-it")  # unpublished: the newest's title
+    assert "加一 add-one" in visible(bank)
+    assert "7. 加倍 double-it" in visible(client.get("/admin/problems/double-it").text)
+    page = client.get(f"/admin/versions/{vid}").text
+    assert "加倍 · " in visible(page[page.index('id="version-title"'):])
+    assert 'id="files"' in page and 'id="no-files"' not in page  # waiting: the live table
+    # tests.py crashed on import: the check judged no file and says why
+    finish_validation(client, vid, [], ["tests.py does not load: RuntimeError: broken"])
+    page = client.get(f"/admin/versions/{vid}").text
+    assert 'id="files"' not in page and 'id="no-files"' in page
+    assert "没有评测任何文件" in visible(page) and "tests.py does not load" in page

@@ -20,9 +20,11 @@ HTML_ERROR = '''def collate(batch, pad_id=0, pad_to_multiple_of=None, padding_si
     raise ValueError('<img src=x onerror="window.__xss = 1"><b id="injected">bold</b>')
 '''
 # Records, as the page changes, how many tests have a verdict and whether the final
-# verdict is shown yet: proof that tests land one by one, not all at the end.
+# verdict is shown yet (proof that tests land one by one, not all at the end), and every
+# status line shown.
 WATCH_TESTS = """
 window.__landings = [];
+window.__statuses = [];
 document.addEventListener("DOMContentLoaded", () => {
   const tests = document.getElementById("tests");
   if (!tests) return;
@@ -31,6 +33,8 @@ document.addEventListener("DOMContentLoaded", () => {
     const landed = rows.filter((r) => r.querySelector(".verdict:not(.verdict-pending)")).length;
     const done = !!document.querySelector("#final-verdict .verdict");
     window.__landings.push({ landed, total: rows.length, done });
+    const status = document.getElementById("status-text").textContent;
+    if (window.__statuses[window.__statuses.length - 1] !== status) window.__statuses.push(status);
   }).observe(document.getElementById("submission"), { childList: true, subtree: true });
 });
 """
@@ -112,6 +116,10 @@ def test_solve_padding_collate_in_the_browser(page, server):
     partial = [s for s in landings if 0 < s["landed"] < s["total"] and not s["done"]]
     assert partial, f"the tests did not land one by one: {landings[-5:]}"
     assert page.locator("#status-text").inner_text() == f"通过 {total} / {total} 个测试"
+    # the speed check is named by its title, not the internal throughput:large_batch
+    statuses = page.evaluate("window.__statuses")
+    assert "正在进行速度检查：大批次（B = 256，长度至多 512）" in statuses, statuses
+    assert not any("throughput:" in s for s in statuses), statuses
 
     # history, then the problem list shows it solved
     page.click("text=提交记录")

@@ -221,6 +221,27 @@ def test_code_that_is_not_utf8_is_refused_from_the_page_too(logged_in, app):
     assert rows(app, "select code from submissions") == [(code,)]
 
 
+def test_the_live_status_names_a_speed_check_by_its_title(logged_in, alice, app,
+                                                         problems_root):
+    """The worker says ``running throughput:big``; the page's script shows the check's
+    title from the problem, in the page's language (web/static/submission.js)."""
+    import json
+
+    toml = problems_root / "add-one" / "problem.toml"
+    toml.write_text(toml.read_text() + '[[throughput]]\nname = "big"\nworkload = "big"\n'
+                    '[throughput.title]\nzh = "大批次"\nen = "big batch"\n'
+                    '[[throughput]]\nname = "plain"\nworkload = "plain"\n')
+    assert app.state.bank.refresh()
+    sid = submit(logged_in, alice).json()["id"]
+
+    page = logged_in.get(f"/submissions/{sid}").text
+    block = re.search(r'<script type="application/json" id="i18n">(.*?)</script>', page, re.S)
+    assert block
+    texts = json.loads(block.group(1))
+    assert texts["checks"] == {"throughput:big": "大批次", "throughput:plain": "plain"}
+    assert texts["running_check"] == "正在进行速度检查：{name}"
+
+
 def test_a_refused_submission_keeps_the_code_and_says_why(logged_in, app):
     page_submit(logged_in)
     r = page_submit(logged_in, code="def add_one(x):\n    return x + 2  # second try\n")

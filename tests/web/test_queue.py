@@ -174,6 +174,28 @@ def test_priority_then_first_come(client, app, worker):
     assert [worker.claim(wid, False, 0).submission_id for _ in ids] == [ids[2], ids[0], ids[1]]
 
 
+def test_validations_go_after_live_submissions_and_before_rejudges(client, admin, alice,
+                                                                   worker, tmp_path):
+    """With one worker, a learner never waits behind an admin's validations (priorities:
+    live 0, validation -5, rejudge -10)."""
+    from tests.conftest import write_problem
+    from tests.web.support import package_zip, upload
+
+    old = submit(client, alice).json()["id"]
+    judge_next(worker)
+    r = client.post("/api/admin/problems/add-one/rejudge", headers=admin, json={})
+    assert r.json() == {"queued": [old]}
+    assert upload(client, package_zip(write_problem(tmp_path / "p"))).status_code == 303
+    live = submit(client, make_user(client, "bob")).json()["id"]  # last to arrive
+    wid = worker.register("w", False, {})
+    order = [worker.claim(wid, False, 0) for _ in range(3)]
+    assert [(job.kind, job.submission_id) for job in order] == [
+        ("judge", live), ("validate", None), ("judge", old)]
+    assert rows(client.app, "select kind, priority from jobs where status = 'running' "
+                            "order by priority desc") == [
+        ("judge", 0), ("validate", -5), ("judge", -10)]
+
+
 def test_queue_position(client, worker):
     heads = [make_user(client, f"u{i}") for i in range(3)]
     ids = [submit(client, h).json()["id"] for h in heads]

@@ -17,6 +17,7 @@ from web import admin, admin_queries
 from web.deps import AdminPageUser, BankDep, CsrfChecked, HubDep, Now, SessionDep, page_lang
 from web.errors import ClientError
 from web.forms import Utf8FormRoute
+from web.models import ProblemVersion
 from web.pages import render
 from web.problems import ProblemView
 from web.routes.admin_api import problem_or_404, read_upload, version_or_404
@@ -30,13 +31,27 @@ def home(user: AdminPageUser) -> Response:
     return RedirectResponse("/admin/problems", status_code=303)
 
 
+def title(store, version: ProblemVersion | None, lang: str) -> str:
+    """A version's title in the page's language ("" when it cannot be loaded)."""
+    if version is None:
+        return ""
+    try:
+        meta = store.load(version.content_hash).meta
+    except PackageError:
+        return ""
+    return meta.title.en if lang == "en" else meta.title.zh
+
+
 def problems_page(request: Request, user, db, *, error: str | None = None,
                   status: int = 200) -> Response:
     latest = admin_queries.latest_versions(db)
     records = admin_queries.all_problems(db)
     shown = {r.id: admin_queries.published_version(db, r) for r in records}
-    return render(request, "admin_problems.html", user, page_lang(request, user),
-                  status=status, records=records, latest=latest, shown=shown, error=error)
+    lang = page_lang(request, user)
+    titles = {r.id: title(request.app.state.store, shown[r.id] or latest.get(r.id), lang)
+              for r in records}
+    return render(request, "admin_problems.html", user, lang, status=status,
+                  records=records, latest=latest, shown=shown, titles=titles, error=error)
 
 
 @router.get("/problems")
@@ -63,9 +78,13 @@ async def upload(request: Request, user: AdminPageUser, db: SessionDep, hub: Hub
 def problem(slug: str, request: Request, user: AdminPageUser, db: SessionDep,
             notice: str = "") -> Response:
     record = problem_or_404(db, slug)
-    return render(request, "admin_problem.html", user, page_lang(request, user),
-                  record=record, versions=admin_queries.versions(db, record.id),
-                  shown=admin_queries.published_version(db, record),
+    lang = page_lang(request, user)
+    versions = admin_queries.versions(db, record.id)
+    shown = admin_queries.published_version(db, record)
+    return render(request, "admin_problem.html", user, lang, record=record,
+                  versions=versions, shown=shown,
+                  title=title(request.app.state.store, shown or next(iter(versions), None),
+                              lang),
                   subs=admin_queries.problem_submissions(db, slug, limit=100),
                   pending=admin_queries.pending_rejudges(db, slug), notice=notice[:200])
 

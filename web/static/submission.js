@@ -80,7 +80,11 @@
     },
     running(ev) {
       if (ev.index != null) status(fill(text.running, { k: ev.index + 1, n: state.total }), "running");
-      else status(fill(text.running_named, { name: ev.name }), "running");
+      else if (ev.name.startsWith("throughput:")) {
+        // a speed check: its title from the problem, not the internal throughput:<name>
+        const title = text.checks[ev.name] || ev.name.slice("throughput:".length);
+        status(fill(text.running_check, { name: title }), "running");
+      } else status(fill(text.running_named, { name: ev.name }), "running");
     },
     test(ev) { put(ev.index, ev.result); },
     throughput(ev) {
