@@ -55,10 +55,12 @@ class Outcome:
         r = self.report
         text = f"{self.label}: expected {self.expected}, got {r.verdict}"
         failing = [t for t in r.tests if t.verdict not in (Verdict.ACCEPTED, Verdict.SKIPPED)]
+        # Problem authors see the admin-only details (a reference's traceback) too.
         if r.message.en:
-            text += "\n    " + r.message.en.replace("\n", "\n    ")
+            text += "\n    " + (r.detail.en or r.message.en).replace("\n", "\n    ")
         for t in failing[:3]:
-            text += f"\n    {t.name} [{t.verdict}]: " + t.message.en.replace("\n", "\n      ")
+            text += f"\n    {t.name} [{t.verdict}]: " + (t.detail.en or t.message.en).replace(
+                "\n", "\n      ")
         text += f"\n    (seed {r.seed})"
         return text
 

@@ -163,7 +163,8 @@ def grade(problem: Problem, code: str, launcher: Launcher, options: Options = Op
     except (ImportFailed, ReferenceFailed, RunnerLost) as e:
         # Only the reference's session gets here: the package is broken.
         report.verdict = Verdict.INTERNAL_ERROR
-        report.message = T(f"参考解答无法运行：{e}", f"the reference could not run: {e}")
+        report.message = REFERENCE_BROKE
+        report.detail = T(f"参考解答无法运行：{e}", f"the reference could not run: {e}")
         log.error("reference failed for %s: %s", problem.slug, e)
     except Exception as e:
         log.exception("internal error grading %s", problem.slug)
@@ -177,6 +178,14 @@ def grade(problem: Problem, code: str, launcher: Launcher, options: Options = Op
         report.time_ms = (time.monotonic() - started) * 1000
         emit({"event": "done", "verdict": str(report.verdict)})
     return report
+
+
+# What a learner reads when the problem's own reference fails: its traceback (the
+# reference's code) goes to the report's admin-only detail.
+REFERENCE_BROKE = T("评测系统内部错误：这道题的参考解答出错了，不是你的代码的问题。"
+                    "管理员可以在评测详情里看到原因。",
+                    "internal error: this problem's reference solution failed; this is not "
+                    "your code's fault. Admins can see why in the report's details.")
 
 
 def _skipped(spec: CaseSpec, why: T | None = None) -> TestResult:
@@ -228,6 +237,7 @@ def run_case(problem: Problem, spec: CaseSpec, sessions: Sessions, seed: int,
               sessions=sessions.get, workdirs={r: j.dir for r, j in sessions.jobs.items()},
               device=sessions.device)
     verdict, message = Verdict.ACCEPTED, T.join(ctx.notes)
+    detail = T("", "")
     try:
         spec.fn(ctx)
         message = T.join(ctx.notes)
@@ -248,7 +258,8 @@ def run_case(problem: Problem, spec: CaseSpec, sessions: Sessions, seed: int,
     except ReferenceFailed as e:
         log.error("reference failed in %s/%s: %s", problem.slug, spec.name, e)
         verdict = Verdict.INTERNAL_ERROR
-        message = T(f"参考解答出错：{e}", f"the reference failed: {e}")
+        message = REFERENCE_BROKE
+        detail = T(f"参考解答出错：{e}", f"the reference failed: {e}")
     except Exception as e:
         log.exception("test %s/%s crashed", problem.slug, spec.name)
         verdict = Verdict.INTERNAL_ERROR
@@ -258,4 +269,4 @@ def run_case(problem: Problem, spec: CaseSpec, sessions: Sessions, seed: int,
     if spec.public:
         output = sub.output_since(out_before) if sessions.current.get("sub") is sub else ""
     return TestResult(spec.name, spec.visibility, spec.category, verdict, message,
-                      budget.used * 1000, output)
+                      budget.used * 1000, output, detail)

@@ -27,6 +27,13 @@ class T:
         return {"zh": self.zh, "en": self.en}
 
     @staticmethod
+    def from_dict(data: object) -> T:
+        """The inverse of as_dict; anything else (None, a malformed value) is empty."""
+        if isinstance(data, dict):
+            return T(str(data.get("zh", "")), str(data.get("en", "")))
+        return T("", "")
+
+    @staticmethod
     def same(text: str) -> T:
         """Text that reads the same in both languages (code, numbers, names)."""
         return T(text, text)

@@ -29,6 +29,9 @@ class TestResult:
     message: T = EMPTY
     time_ms: float = 0.0
     output: str = ""  # what the submission printed during the case (public cases only)
+    # For admins only, never in a learner's view: what could leak hidden inputs or the
+    # reference (a reference's traceback, a failure's values on hidden inputs).
+    detail: T = EMPTY
 
     @property
     def needs_cuda(self) -> bool:
@@ -47,6 +50,8 @@ class TestResult:
         if not (hidden and learner):
             data["messages"] = self.message.as_dict()
             data["output"] = self.output
+        if not learner and self.detail != EMPTY:
+            data["details"] = self.detail.as_dict()
         data["categories"] = self.category.as_dict()
         return data
 
@@ -58,7 +63,8 @@ class TestResult:
                                           "en": data.get("category", "")}
         return cls(data["name"], data["visibility"], T(cats["zh"], cats["en"]),
                    Verdict(data["verdict"]), T(msgs["zh"], msgs["en"]),
-                   float(data.get("time_ms", 0.0)), data.get("output", ""))
+                   float(data.get("time_ms", 0.0)), data.get("output", ""),
+                   T.from_dict(data.get("details")))
 
 
 @dataclass
@@ -70,6 +76,7 @@ class Report:
     problem_version: str = ""
     tests: list[TestResult] = field(default_factory=list)
     message: T = EMPTY  # about the whole submission: a compile error, an internal error
+    detail: T = EMPTY  # for admins only (see TestResult.detail)
     throughput: list[dict[str, Any]] = field(default_factory=list)
     device: str = "cpu"
     torch: str = ""
@@ -94,6 +101,7 @@ class Report:
             "isolation": self.isolation,
             "message": self.message(lang),
             "messages": self.message.as_dict(),
+            **({"details": self.detail.as_dict()} if self.detail != EMPTY and not learner else {}),
             "tests": [t.to_json(lang, learner=learner) for t in self.tests],
             "passed": self.passed,
             "total": len(self.tests) - self.skipped,
@@ -117,7 +125,7 @@ class Report:
             tests=[TestResult.from_json(t) for t in data.get("tests", [])],
             message=T(msgs["zh"], msgs["en"]), throughput=list(data.get("throughput", [])),
             device=data.get("device", "cpu"), torch=data.get("torch", ""),
-            time_ms=float(data.get("time_ms", 0.0)),
+            time_ms=float(data.get("time_ms", 0.0)), detail=T.from_dict(data.get("details")),
         )
 
 

@@ -13,6 +13,7 @@ Clocks inside the sandbox are never read.
 
 from __future__ import annotations
 
+import builtins
 import contextlib
 import fcntl
 import math
@@ -70,6 +71,7 @@ class Measurement:
     ref_s: list[float]
     verdict: Verdict = Verdict.ACCEPTED
     message: T | None = None
+    detail: T | None = None  # admins only: may quote the hidden inputs
 
     @property
     def ratio(self) -> float:
@@ -92,6 +94,20 @@ def median_interval(values: list[float], z: float = 1.96) -> tuple[float, float]
     lo = max(0, math.floor(n / 2 - half))
     hi = min(n - 1, math.ceil(n / 2 + half) - 1)
     return xs[lo], xs[hi]
+
+
+def _hidden_error(e: SubmissionError) -> T:
+    """What a learner may read of an exception raised on the speed check's hidden inputs.
+    Everything in it comes from the sandbox, so nothing the submission could fill with
+    those inputs passes: a built-in exception's name and a line number of its file only.
+    The full text goes to the admins' detail."""
+    kind = e.type if isinstance(getattr(builtins, e.type, None), type) else "an exception"
+    line = e.line if isinstance(e.line, int) and not isinstance(e.line, bool) else None
+    where = (T(f"（你的代码第 {line} 行）", f" (line {line} of your file)") if line is not None
+             else T("", ""))
+    return T(f"速度测试中抛出了异常 {kind}", f"during the speed test: raised {kind}") + where \
+        + T("。速度测试的输入是隐藏的：请用更大的输入在本地试试。",
+            ". Its inputs are hidden: try your code on larger inputs yourself.")
 
 
 def measure(workload: Workload, spec: Throughput, sessions, rng: torch.Generator,
@@ -132,15 +148,17 @@ def measure(workload: Workload, spec: Throughput, sessions, rng: torch.Generator
                     raise
                 m.verdict = (Verdict.MEMORY_LIMIT_EXCEEDED if e.is_memory
                              else Verdict.RUNTIME_ERROR)
-                m.message = T("速度测试中", "during the speed test: ") + e.describe()
+                m.message = _hidden_error(e)
+                m.detail = T("速度测试中", "during the speed test: ") + e.describe()
                 return m
             results[role], times[role] = res.value, elapsed
         verdict = workload.check(results["sub"], results["ref"])
         if verdict is False or isinstance(verdict, T):
             m.verdict = Verdict.WRONG_ANSWER
-            m.message = T("速度测试中的一次调用结果不正确", "a timed call returned a wrong result")
+            m.message = T("速度测试中的一次调用结果不正确（输入是隐藏的）",
+                          "a timed call returned a wrong result (its inputs are hidden)")
             if isinstance(verdict, T):
-                m.message = m.message + T("：", ": ") + verdict
+                m.detail = m.message + T("：", ": ") + verdict
             return m
         if i >= workload.warmup:
             m.sub_s.append(times["sub"])
@@ -223,4 +241,6 @@ def _run_checks(problem: Problem, sessions, report: Report, seed: int, device: s
                               f"{spec.min_ratio:.2f}× is required")
             report.message = T(f"速度检查 {spec.name}：", f"throughput check {spec.name}: ") + (
                 m.message or T("", ""))
+            if m.detail is not None:
+                report.detail = m.detail
             return

@@ -97,7 +97,8 @@ def test_a_broken_reference_is_an_internal_error(make_problem, launcher):
     problem = make_problem(reference="def double(x):\n    raise RuntimeError('bug')\n")
     report, _ = run(problem, GOOD, launcher)
     assert report.verdict is Verdict.INTERNAL_ERROR
-    assert "reference failed" in report.tests[0].message.en
+    assert "reference solution failed" in report.tests[0].message.en
+    assert "RuntimeError: bug" in report.tests[0].to_json("en")["details"]["en"]
 
 
 def test_a_crashing_test_is_an_internal_error_not_the_learners(make_problem, launcher):

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import statistics
 
 import pytest
@@ -116,3 +117,41 @@ def test_median_interval_brackets_the_median():
     lo, hi = median_interval(values)
     assert lo < statistics.median(values) < hi
     assert hi - lo < 30
+
+
+LEAKS_INPUTS = """
+def double(x):
+    if x.numel() > 1000:  # only the speed check's inputs, which are hidden
+        raise ValueError("inputs " + str(x[:8].tolist()))
+    return x * 2
+"""
+
+LEAKS_IN_THE_TYPE = """
+def double(x):
+    if x.numel() > 1000:
+        raise type("In" + "_".join(map(str, x[:8].tolist())), (Exception,), {})()
+    return x * 2
+"""
+
+
+@pytest.mark.parametrize("code", [LEAKS_INPUTS, LEAKS_IN_THE_TYPE], ids=["message", "type"])
+def test_an_error_in_the_speed_check_does_not_show_its_hidden_inputs(problem, launcher, code):
+    report = judge(problem, code, launcher)
+    assert report.verdict is Verdict.RUNTIME_ERROR
+    learner = report.for_learner("en")
+    assert "during the speed test: raised" in learner["message"]
+    assert "line 4 of your file" in learner["message"]
+    full = report.to_json("en")
+    inputs = re.search(r"\d+[, _]+\d+[, _]+\d+", full["details"]["en"])
+    assert inputs  # admins see the whole exception, hidden inputs included ...
+    assert not re.search(r"\d+[, _]+\d+[, _]+\d+", str(learner))  # ... learners never do
+    assert "details" not in learner
+
+
+def test_a_broken_reference_shows_learners_no_reference_code(make_problem, launcher):
+    problem = make_problem(reference="def double(x):\n    raise RuntimeError('secret')\n")
+    report = grade(problem, FAST, launcher, Options(seed=1))
+    assert report.verdict is Verdict.INTERNAL_ERROR
+    learner = str(report.for_learner("en"))
+    assert "not your code's fault" in learner and "secret" not in learner
+    assert "secret" in str(report.to_json("en"))  # the admins' details
