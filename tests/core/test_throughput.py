@@ -155,3 +155,35 @@ def test_a_broken_reference_shows_learners_no_reference_code(make_problem, launc
     learner = str(report.for_learner("en"))
     assert "not your code's fault" in learner and "secret" not in learner
     assert "secret" in str(report.to_json("en"))  # the admins' details
+
+
+STALLS_ONCE = """
+import os
+import time
+
+_calls = 0
+
+def double(x):
+    global _calls
+    if x.numel() > 1000:
+        _calls += 1
+        if _calls == 6 and not os.path.exists("stalled"):  # the job folder outlives runners
+            open("stalled", "w").close()
+            time.sleep(2.5)  # a machine stall: longer than a timed call may take
+    return x * 2
+"""
+
+STALLS_EVERY_RUNNER = STALLS_ONCE.replace(' and not os.path.exists("stalled")', "")
+
+
+def test_one_stalled_call_is_measured_again_not_too_slow(problem, launcher):
+    """A loaded machine can stall one call past the per-call limit: a submission whose
+    other calls ran at reference speed is measured on in a fresh runner."""
+    report = judge(problem, STALLS_ONCE, launcher)
+    assert report.verdict is Verdict.ACCEPTED, (report.message.en, report.throughput)
+
+
+def test_a_second_cut_call_is_too_slow(problem, launcher):
+    report = judge(problem, STALLS_EVERY_RUNNER, launcher)
+    assert report.verdict is Verdict.TOO_SLOW, (report.message.en, report.throughput)
+    assert "one timed call took over 2.0 s" in report.message.en
