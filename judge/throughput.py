@@ -22,7 +22,7 @@ import statistics
 import tempfile
 import time
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -72,6 +72,7 @@ class Measurement:
     verdict: Verdict = Verdict.ACCEPTED
     message: T | None = None
     detail: T | None = None  # admins only: may quote the hidden inputs
+    stage_ref_s: list[float] = field(default_factory=list)  # the reference's staging times
 
     @property
     def ratio(self) -> float:
@@ -125,6 +126,7 @@ def measure(workload: Workload, spec: Throughput, sessions, rng: torch.Generator
         times: dict[str, float] = {}
         order = (("sub", sub), ("ref", ref)) if i % 2 == 0 else (("ref", ref), ("sub", sub))
         retry = False
+        stage: dict[str, float] = {}
         for role, session in order:
             limit = call_limit
             if role == "sub" and m.ref_s:
@@ -164,8 +166,13 @@ def measure(workload: Workload, spec: Throughput, sessions, rng: torch.Generator
                 m.detail = T("速度测试中", "during the speed test: ") + e.describe()
                 return m
             results[role], times[role] = res.value, elapsed
+            stage[role] = session.last_stage_s
         if retry:
             continue
+        # Work done while staging counts: what the submission's staging took beyond the
+        # median of the reference's (the same inputs, so the same decoding) is charged.
+        m.stage_ref_s.append(stage["ref"])
+        times["sub"] += max(0.0, stage["sub"] - statistics.median(m.stage_ref_s))
         verdict = workload.check(results["sub"], results["ref"])
         if verdict is False or isinstance(verdict, T):
             m.verdict = Verdict.WRONG_ANSWER

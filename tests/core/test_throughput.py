@@ -187,3 +187,28 @@ def test_a_second_cut_call_is_too_slow(problem, launcher):
     report = judge(problem, STALLS_EVERY_RUNNER, launcher)
     assert report.verdict is Verdict.TOO_SLOW, (report.message.en, report.throughput)
     assert "one timed call took over 2.0 s" in report.message.en
+
+
+WORKS_WHILE_STAGED = SLOW + """
+# The cheat: do the work while the call is staged (untimed), answer RUN from a cache.
+import sys as _sys
+
+_R = next(m.Runner for m in list(_sys.modules.values())  # __main__ or sandbox.runner
+          if hasattr(getattr(m, "Runner", None), "stage"))
+_orig_stage = _R.stage
+
+
+def _stage(self, body):
+    value = double(*list(body.get("args") or [])) if body.get("target") == "sub" else None
+    _orig_stage(self, body)
+    if value is not None and body.get("id") in self.staged:
+        self.staged[body.get("id")] = (lambda: value, [], {})
+
+
+_R.stage = _stage
+"""
+
+
+def test_work_done_while_the_inputs_are_staged_is_charged(problem, launcher):
+    report = judge(problem, WORKS_WHILE_STAGED, launcher)
+    assert report.verdict is Verdict.TOO_SLOW, (report.message.en, report.throughput)
