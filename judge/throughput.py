@@ -72,7 +72,8 @@ class Measurement:
     verdict: Verdict = Verdict.ACCEPTED
     message: T | None = None
     detail: T | None = None  # admins only: may quote the hidden inputs
-    stage_ref_s: list[float] = field(default_factory=list)  # the reference's staging times
+    stage_sub_s: list[float] = field(default_factory=list)  # untimed staging, per side
+    stage_ref_s: list[float] = field(default_factory=list)
 
     @property
     def ratio(self) -> float:
@@ -132,9 +133,10 @@ def measure(workload: Workload, spec: Throughput, sessions, rng: torch.Generator
             if role == "sub" and m.ref_s:
                 limit = min(call_limit, max(2.0, SLOWEST * statistics.median(m.ref_s)))
             try:
-                res, elapsed = session.timed_run(workload.target, workload.fn, args, kwargs,
-                                                 limit, prepare=workload.prepare,
-                                                 cpu=TIMING_CPU)
+                with paused(ref if role == "sub" else sub):
+                    res, elapsed = session.timed_run(workload.target, workload.fn, args,
+                                                     kwargs, limit, prepare=workload.prepare,
+                                                     cpu=TIMING_CPU)
             except RunnerLost as e:
                 if role == "ref":
                     raise
@@ -169,10 +171,6 @@ def measure(workload: Workload, spec: Throughput, sessions, rng: torch.Generator
             stage[role] = session.last_stage_s
         if retry:
             continue
-        # Work done while staging counts: what the submission's staging took beyond the
-        # median of the reference's (the same inputs, so the same decoding) is charged.
-        m.stage_ref_s.append(stage["ref"])
-        times["sub"] += max(0.0, stage["sub"] - statistics.median(m.stage_ref_s))
         verdict = workload.check(results["sub"], results["ref"])
         if verdict is False or isinstance(verdict, T):
             m.verdict = Verdict.WRONG_ANSWER
@@ -184,7 +182,13 @@ def measure(workload: Workload, spec: Throughput, sessions, rng: torch.Generator
         if i >= warm_from:
             m.sub_s.append(times["sub"])
             m.ref_s.append(times["ref"])
-            m.ratios.append(times["ref"] / max(times["sub"], 1e-9))
+            m.stage_sub_s.append(stage["sub"])
+            m.stage_ref_s.append(stage["ref"])
+            # Work done while staging counts: the submission's median staging time beyond
+            # the reference's (the same inputs, so the same decoding) is charged to every
+            # call. Medians, so that the noise of single stagings cancels out.
+            extra = max(0.0, statistics.median(m.stage_sub_s) - statistics.median(m.stage_ref_s))
+            m.ratios = [r / max(s_ + extra, 1e-9) for r, s_ in zip(m.ref_s, m.sub_s, strict=True)]
         i += 1
         n = len(m.ratios)
         if n >= workload.min_pairs:
@@ -195,6 +199,21 @@ def measure(workload: Workload, spec: Throughput, sessions, rng: torch.Generator
                 return m
         if time.monotonic() > deadline and n >= 3:
             return m
+
+
+@contextlib.contextmanager
+def paused(session: Any) -> Iterator[None]:
+    """The other side's runner stopped while one side is timed: whatever it left running
+    cannot slow the side being timed down."""
+    process = getattr(session, "process", None)  # a practice pack's replay has none
+    if process is None or not process.alive:
+        yield
+        return
+    process.pause(True)
+    try:
+        yield
+    finally:
+        process.pause(False)
 
 
 def _median_ms(values: list[float]) -> float:

@@ -181,6 +181,34 @@ class Group:
                     os.kill(pid, signal.SIGKILL)
             time.sleep(0.01)
 
+    def freeze(self, frozen: bool) -> bool:
+        """Stop (or resume) every process of the group, whatever session or process group
+        it moved to. cgroup v2 has a freezer for that; on v1, SIGSTOP each member until no
+        new one appears (a stopped process cannot fork), SIGCONT them all to resume."""
+        if self.h.version != 2:
+            sig = signal.SIGSTOP if frozen else signal.SIGCONT
+            done: set[int] = set()
+            for _ in range(50):
+                todo = self.pids() - done
+                if not todo:
+                    break
+                for pid in todo:
+                    with contextlib.suppress(ProcessLookupError, PermissionError):
+                        os.kill(pid, sig)
+                done |= todo
+            return True
+        folder = self.folders[0]
+        try:
+            _write(folder / "cgroup.freeze", "1" if frozen else "0")
+            want = f"frozen {int(frozen)}"
+            for _ in range(200):  # freezing is asynchronous: wait until it is done
+                if want in (folder / "cgroup.events").read_text().splitlines():
+                    break
+                time.sleep(0.0005)
+        except OSError:
+            return False
+        return True
+
     def remove(self) -> None:
         self.kill()
         for folder in self.folders:
@@ -218,6 +246,10 @@ class GroupedRunner(RunnerProcess):
 
     def _out_of_memory(self) -> bool:
         return self.group is not None and self.group.oom_kills() > 0
+
+    def pause(self, paused: bool) -> None:
+        if self.group is None or not self.group.freeze(paused):
+            super().pause(paused)
 
     def _close(self) -> None:
         """What a subclass holds besides the group, closed before ``on_release``."""

@@ -172,6 +172,14 @@ class RunnerProcess:
         if not self._done.is_set():
             self._signal_tree(signal.SIGKILL)
 
+    def pause(self, paused: bool) -> None:
+        """Stop (or resume) the runner and its descendants while the other side of a
+        throughput comparison is timed, so that nothing it left running (a busy thread
+        or process) takes the timing core from the reference. Here: SIGSTOP/SIGCONT to its
+        process group; a runner in a cgroup freezes the whole group instead."""
+        if not self._done.is_set():
+            self._signal_tree(signal.SIGSTOP if paused else signal.SIGCONT)
+
     def _signal_tree(self, sig: int) -> None:
         try:
             os.killpg(self.pid, sig)

@@ -133,3 +133,57 @@ def test_each_worker_slot_runs_as_its_own_uid():
     finally:
         for launcher in launchers:
             launcher.close()
+
+
+HOG = """
+import os
+import time
+
+
+def double(x):
+    return x * 2
+
+
+def start_hog():
+    # A process left running beside the runner, in a new session (out of its process
+    # group): it counts into a file as fast as it can.
+    if os.fork() == 0:
+        os.setsid()
+        n = 0
+        with open("count", "ab", buffering=0) as f:
+            while True:
+                n += 1
+                if n % 20000 == 0:
+                    f.write(b".")  # the file's size counts
+    return True
+"""
+
+
+def test_a_paused_runner_and_what_it_left_running_stop(any_launcher, tmp_path):
+    """While one side of a throughput comparison is timed the other side's runner is
+    paused (judge/throughput.py): a process it left running, even in a session of its own,
+    stops too, and goes on after."""
+    from judge.grader import Sessions
+    from judge.throughput import paused
+    from tests.conftest import write_problem
+
+    problem = load_problem(write_problem(tmp_path / "problems"))
+    root = tmp_path / "job"
+    root.mkdir()
+    sessions = Sessions(any_launcher, problem, root, HOG, "cpu")
+    try:
+        sub = sessions.get("sub")
+        assert sub.call("sub", "start_hog", [], {}).value is True
+        count = sessions.jobs["sub"].dir / "count"
+
+        def counted() -> int:
+            time.sleep(0.3)
+            return count.stat().st_size if count.exists() else 0
+
+        assert counted() < counted()  # running
+        with paused(sub):
+            time.sleep(0.05)
+            assert counted() == counted()  # frozen, the escaped process included
+        assert counted() < counted()  # running again
+    finally:
+        sessions.close()
