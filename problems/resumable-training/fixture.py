@@ -255,7 +255,12 @@ class Watch:
         try:
             path = os.fsdecode(path)
             base = os.getcwd() if dir_fd is None else os.readlink(f"/proc/self/fd/{dir_fd}")
-            full = os.path.realpath(os.path.join(base, path))
+            joined = os.path.join(base, path)
+            full = os.path.realpath(joined)
+            head, tail = os.path.split(joined)
+            if not self.inside(full) and tail not in ("", ".", ".."):
+                # a symbolic link in the folder: removing or renaming it changes the folder
+                full = os.path.join(os.path.realpath(head), tail)
         except (TypeError, ValueError, OSError):
             return None
         if full == self.root:
@@ -263,6 +268,9 @@ class Watch:
         if full.startswith(self.root + os.sep):
             return full[len(self.root) + 1:]
         return None
+
+    def inside(self, full):
+        return full == self.root or full.startswith(self.root + os.sep)
 
 
 _watch = None
@@ -329,7 +337,7 @@ def _committing(real, event):
         real(src, dst, *args, **kwargs)
         w = _watch
         if w is not None and not getattr(w.busy, "on", False):
-            where = w.relative(dst, kwargs.get("dst_dir_fd"))
+            where = w.relative(dst, _dir_fd(kwargs.get("dst_dir_fd")))
             if where is not None:
                 w.ask({"event": "commit", "path": where, "how": event})
 
@@ -339,8 +347,18 @@ def _committing(real, event):
 
 
 _WRITE_FLAGS = os.O_WRONLY | os.O_RDWR | os.O_CREAT | os.O_TRUNC | os.O_APPEND
-_CHANGES = {"os.remove": "remove", "os.rename": "rename", "os.truncate": "truncate",
-            "os.rmdir": "rmdir", "shutil.rmtree": "rmtree"}
+# The audit events that change the folder: what the judge calls them, and where their
+# arguments hold (path, dir_fd) pairs (os.rename and os.replace both raise "os.rename").
+_CHANGES = {"os.remove": ("remove", ((0, 1),)), "os.rename": ("rename", ((0, 2), (1, 3))),
+            "os.truncate": ("truncate", ((0, None),)), "os.rmdir": ("rmdir", ((0, 1),)),
+            "shutil.rmtree": ("rmtree", ((0, 1),))}
+
+
+def _dir_fd(value):
+    """A directory fd, or None: Python passes -1 (or None) when the call was given none."""
+    if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+        return None
+    return value
 
 
 def _audit(event, args):
@@ -358,12 +376,25 @@ def _audit(event, args):
         if where is not None:
             w.ask({"event": "open", "path": where})
     elif event in _CHANGES:
-        paths = [a for a in args[:2] if isinstance(a, (str, bytes, os.PathLike))]
-        dir_fd = args[2] if event == "os.rename" and len(args) > 2 else (
-            args[1] if event == "os.remove" and len(args) > 1 else None)
-        if any(w.relative(p, dir_fd if isinstance(dir_fd, int) else None) is not None
-               for p in paths):
-            w.ask({"event": _CHANGES[event], "path": [os.fsdecode(p) for p in paths][:2]})
+        name, slots = _CHANGES[event]
+        paths, inside = [], False
+        for at, fd_at in slots:
+            if at >= len(args):
+                continue
+            path = args[at]
+            dir_fd = _dir_fd(args[fd_at]) if fd_at is not None and fd_at < len(args) else None
+            if isinstance(path, int) and not isinstance(path, bool) and path >= 0:
+                # os.truncate(fd, ...): the file the descriptor is open on
+                try:
+                    path, dir_fd = os.readlink(f"/proc/self/fd/{path}"), None
+                except OSError:
+                    continue
+            if not isinstance(path, (str, bytes, os.PathLike)):
+                continue
+            paths.append(os.fsdecode(path))
+            inside = inside or w.relative(path, dir_fd) is not None
+        if inside:
+            w.ask({"event": name, "path": paths[:2]})
 
 
 torch.save = _save

@@ -51,6 +51,15 @@ HINT_DISK = T(
     "删除旧的检查点（最多保留两个），并清理被杀时留下的临时文件",
     "delete old checkpoints (keep at most two) and clean up temporary files that a kill left "
     "behind")
+HINT_DISK_RESTART = T(
+    "重启之后 ckpt_dir 超出了上限：很可能是进程在写完新检查点之后、删除旧检查点之前被杀死，"
+    "多留下了一个检查点，下一次保存又多出一个。应当在写新检查点之前删除旧的（或者在启动时清理，"
+    "只留最新的一两个），而不是写完之后才删；被杀时留下的临时文件也要清理",
+    "ckpt_dir went over the limit after a restart: most likely the process was killed after "
+    "writing a new checkpoint and before deleting the old one, which leaves one checkpoint too "
+    "many, and the next save adds another. Delete old checkpoints before writing the new one "
+    "(or clean up at start-up, keeping the newest one or two), not only after writing it; and "
+    "clean up temporary files that a kill left behind")
 HINT_LOG = T(
     "setup.log(step, loss) 要在 optimizer.step() 和 scheduler.step() 之后调用",
     "call setup.log(step, loss) after optimizer.step() and scheduler.step()")
@@ -317,7 +326,13 @@ class Follow:
                           f"{moment.en}: ckpt_dir held {mb(used)} ({en}), more than "
                           f"{MAX_CHECKPOINTS} checkpoints' worth, {mb(self.exp.limit)} (one "
                           f"checkpoint's worth is {CKPT_SLACK} x the reference's checkpoint, "
-                          f"{mb(self.exp.unit)})") + T(" —— ", " — ") + HINT_DISK)
+                          f"{mb(self.exp.unit)})") + T(" —— ", " — ") + self.disk_hint())
+
+    def disk_hint(self) -> T:
+        """A folder that was within the limit until a restart: most likely a kill between
+        writing a new checkpoint and deleting the old one left one too many."""
+        restarted = any(run.after is not None for run in self.runs)
+        return HINT_DISK_RESTART if restarted else HINT_DISK
 
     def on_event(self, run: RunInfo, data) -> tuple[T, str] | None:
         """Check one event; return (how, kind) when the process is to be killed now."""

@@ -1,5 +1,8 @@
-"""Step-numbered checkpoints written directly with torch.save (a kill may leave the newest
-one half-written); resume from the newest that loads; keep the last two."""
+"""Bug: keeps the last two step-numbered checkpoints, but deletes the older ones only AFTER
+saving the new one. A kill between that save and the pruning leaves three checkpoints; the
+restart writes a fourth before it prunes again: four checkpoints' worth in ckpt_dir (the
+limit is three). (Writing straight to the final name is fine here: a half-written newest file
+does not load, and the restart falls back to the one before.)"""
 
 import glob
 import os
