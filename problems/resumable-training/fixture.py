@@ -408,9 +408,15 @@ def _final_parameters(model):
     return {k: v.detach().clone() for k, v in model.state_dict().items()}
 
 
-def _checked_ckpt_dir(ckpt_dir):
-    if not os.path.isdir(ckpt_dir):
-        raise RuntimeError(f"the judge's checkpoint folder {ckpt_dir} is missing")
+def _ckpt_dir(ckpt_dir):
+    """The run's checkpoint folder, as an absolute path. The fixture makes it (the first
+    process of a run does; later ones find it), the same way for every run the judge checks
+    and for every run it times: nothing about the folder tells one from the other."""
+    ckpt_dir = os.path.abspath(ckpt_dir)
+    with contextlib.suppress(FileExistsError):
+        os.mkdir(ckpt_dir)
+    if os.path.islink(ckpt_dir) or not os.path.isdir(ckpt_dir):
+        raise RuntimeError(f"the judge's checkpoint folder {ckpt_dir} is not a folder")
     return ckpt_dir
 
 
@@ -422,7 +428,8 @@ def watched_run(sol, ctx, params, ckpt_dir):
     change to ckpt_dir. Returns the final parameters when train() returns."""
     global _watch
     trace = Trace()
-    logbook = Logbook(Watch(ctx, _checked_ckpt_dir(ckpt_dir), params["split"]), trace)
+    ckpt_dir = _ckpt_dir(ckpt_dir)
+    logbook = Logbook(Watch(ctx, ckpt_dir, params["split"]), trace)
     setup = build(params, logbook, trace)
     logbook.setup = setup
     _watch = logbook.watch
@@ -439,13 +446,12 @@ def recorded_run(sol, ctx, params, ckpt_dir=None):
     worth). The judge takes the expected run from the reference this way, in a fresh folder
     of the runner's own (ckpt_dir None): everything it needs is in the answer, so a
     practice pack can replay it without the reference. A submission's run gets a folder
-    the judge made, and the judge measures that folder itself."""
+    name the judge chose, and the judge measures that folder itself."""
     if ckpt_dir is None:
         ckpt_dir = os.path.join(os.getcwd(), "expected-run")
         if os.path.lexists(ckpt_dir):
             _remove_tree(ckpt_dir)
-        os.makedirs(ckpt_dir)
-    ckpt_dir = _checked_ckpt_dir(os.path.abspath(ckpt_dir))
+    ckpt_dir = _ckpt_dir(ckpt_dir)
     trace = Trace()
     logbook = Logbook(None, trace)
     setup = build(params, logbook, trace)
@@ -465,15 +471,23 @@ class Timed:
         self.total_steps = total_steps
 
 
+_timed_dirs = []  # the folders of this runner's timed runs, removed before the next one
+
+
 def prepare_timed(sol, ctx, params, name):
-    """Untimed: a fresh checkpoint folder and a fresh setup for one timed run. Folders of
-    earlier timed runs are removed first."""
-    root = os.path.join(os.getcwd(), "timed")
-    os.makedirs(root, exist_ok=True)
-    for old in os.listdir(root):
-        _remove_tree(os.path.join(root, old))
-    ckpt_dir = os.path.join(root, str(name))
-    os.makedirs(ckpt_dir)
+    """Untimed: a fresh checkpoint folder and a fresh setup for one timed run. ``name`` is
+    an unpredictable name the judge chose, like those of the runs it checks; the judge looks
+    into the folder after the run (a timed run must leave a checkpoint as any run does). The
+    folders of earlier timed runs are removed first."""
+    while _timed_dirs:
+        old = _timed_dirs.pop()
+        if os.path.lexists(old):
+            _remove_tree(old)
+    ckpt_dir = os.path.join(os.getcwd(), str(name))
+    if os.path.lexists(ckpt_dir):
+        raise RuntimeError(f"the judge's checkpoint folder {ckpt_dir} already exists")
+    ckpt_dir = _ckpt_dir(ckpt_dir)
+    _timed_dirs.append(ckpt_dir)
     logbook = Logbook()
     setup = build(params, logbook)
     return Timed(setup, logbook, ckpt_dir, int(params["total_steps"]))

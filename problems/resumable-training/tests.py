@@ -19,8 +19,9 @@ until train() returns. Checked here, from outside the sandbox:
   bitwise those of the reference's uninterrupted run.
 """
 
-import itertools
 import os
+import secrets
+import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -28,7 +29,7 @@ import torch
 
 from judge import compare
 from judge.i18n import T
-from judge.session import SubmissionError
+from judge.session import RunnerSession, SubmissionError
 from judge.testing import case, workload
 from judge.throughput import Workload
 from sandbox.protocol import Kind
@@ -229,14 +230,22 @@ class Expected:
         return MAX_CHECKPOINTS * self.unit
 
 
-_folders = itertools.count()
+def folder_name() -> str:
+    """A checkpoint folder's name: unpredictable, so that a submission can neither take it
+    beforehand nor tell the runs the judge checks from the runs it times."""
+    return f"ckpt-{secrets.token_hex(8)}"
 
 
 def new_folder(t, role: str) -> tuple[Path, str]:
-    name = f"ckpt-{next(_folders)}"
-    host = t.workdir(role) / name
-    host.mkdir()
-    return host, name
+    """A name for a run's checkpoint folder in the role's working directory, and its host
+    path. The fixture makes the folder (for every run alike); a name already taken by
+    anything (the submission may fill its folder with names) is never used."""
+    for _ in range(100):
+        name = folder_name()
+        host = t.workdir(role) / name
+        if not os.path.lexists(host):
+            return host, name
+    raise AssertionError("no free name for a checkpoint folder")
 
 
 def expected_run(t, params) -> Expected:
@@ -450,6 +459,23 @@ class Follow:
         return how, kill.at
 
     # ------------------------------------------------ the end
+    def check_kept(self) -> None:
+        """A finished run leaves its last checkpoint: a restart must find the run complete.
+        (Measured from outside: a run that skips its saves when it thinks nobody watches
+        leaves nothing.)"""
+        try:
+            used, _ = folder_usage(self.host)
+        except Planted:
+            used = 0
+        if used < self.exp.unit / CKPT_SLACK / 2:
+            self.t.fail(T(f"train 返回时 ckpt_dir 里只有 {used} 字节，没有检查点（参考解答的"
+                          f"检查点约 {mb(self.exp.unit / CKPT_SLACK)}）：再次启动时无法知道训练"
+                          f"已经完成",
+                          f"when train returned, ckpt_dir held {used} bytes, no checkpoint (the "
+                          f"reference's is about {mb(self.exp.unit / CKPT_SLACK)}): started "
+                          f"again, the run could not know it was complete")
+                        + T(" —— ", " — ") + HINT_RESUME)
+
     def check_final(self, final) -> None:
         problem = compare.value_equal(final, self.exp.final, what="final parameters")
         if problem is not None:
@@ -533,6 +559,7 @@ def run_killed(t, params, plan: list[Kill], *, restart_after_end: bool = False) 
     follow.check_losses()
     for final in finals:
         follow.check_final(final)
+    follow.check_kept()
     return follow
 
 
@@ -549,6 +576,7 @@ def run_once(t, params) -> Follow:
     follow.measure(T("train 返回时", "when train returned"))
     follow.check_losses()
     follow.check_final(got.get("final"))
+    follow.check_kept()
     return follow
 
 
@@ -660,22 +688,64 @@ def long_interval(t):
 # ---------------------------------------------------------------- throughput
 
 
+def timed_runners() -> dict[str, Path]:
+    """The host folders of the two runners being timed. A throughput check hands check()
+    the two results only, so they are found in the caller's frames: judge.throughput's
+    measure() holds the sessions it times as ``sub`` and ``ref``. Should that change, the
+    check fails loudly (an internal error, which `judge check` shows), never silently."""
+    frame = sys._getframe(1)
+    while frame is not None:
+        found = {role: frame.f_locals.get(role) for role in ("sub", "ref")}
+        if all(isinstance(s, RunnerSession) for s in found.values()):
+            return {role: Path(s.job.dir) for role, s in found.items()}
+        frame = frame.f_back
+    raise AssertionError("checkpoint_overhead: the timed runners' folders were not found")
+
+
+def timed_checkpoint(sub: Path, ref: Path) -> T | None:
+    """After a timed run, measured from outside: the submission's folder holds at least half
+    a checkpoint's worth (the reference's checkpoint of the same run). A run that skips its
+    saves when it guesses that it is timed does not."""
+    _, ref_files = folder_usage(ref)
+    assert ref_files, "the reference's timed run left no checkpoint"
+    want = ref_files[0][1]
+    try:
+        used, _ = folder_usage(sub)
+    except Planted as e:
+        return T(f"计时的训练结束后无法测量 ckpt_dir（{e}）",
+                 f"after a timed run, ckpt_dir could not be measured ({e})")
+    if used < want / 2:
+        return T(f"计时的训练结束时 ckpt_dir 里只有 {used} 字节，没有检查点（参考解答的检查点是 "
+                 f"{mb(want)}）：计时的训练也必须至少每 checkpoint_every 步保存一次",
+                 f"when the timed run returned, ckpt_dir held {used} bytes, no checkpoint (the "
+                 f"reference's is {mb(want)}): a timed run too must save at least every "
+                 f"checkpoint_every steps")
+    return None
+
+
 @workload
 def checkpoint_overhead(device):
-    names = itertools.count()
+    current: dict[str, str] = {}
 
     def make(rng):
         seed = int(torch.randint(0, 1 << 40, (1,), generator=rng))
         params = run_params(seed, samples=100, batch_size=16, total_steps=60,
                             checkpoint_every=20)
-        return [params, f"run{next(names)}"], {}
+        # named like the folders of the checked runs (fixture.prepare_timed makes it as the
+        # scenarios make theirs): a submission cannot tell that it is being timed by its folder
+        current["name"] = folder_name()
+        return [params, current["name"]], {}
 
     def check(got, exp):
         if not isinstance(got, dict):
             return False
         problem = (compare.value_equal(got.get("logs"), exp["logs"], what="logs")
                    or compare.value_equal(got.get("final"), exp["final"], what="final parameters"))
-        return problem or True
+        if problem is not None:
+            return problem
+        runners = timed_runners()
+        return timed_checkpoint(runners["sub"] / current["name"],
+                                runners["ref"] / current["name"]) or True
 
     return Workload(fn="timed_train", target="fixture", prepare="prepare_timed", make=make,
                     check=check, warmup=1, min_pairs=7, max_pairs=30)
