@@ -658,6 +658,18 @@ def kill_mid_write(t):
     run_killed(t, params, [Kill("save_mid", shape.every), Kill("save_mid", k * shape.every)])
 
 
+@case(zh="重写同一个检查点时两次写到一半被杀死", en="killed twice in the middle of rewriting "
+      "the same checkpoint")
+def kill_mid_rewrite(t):
+    params, shape = random_run(t, every=t.random.randint(3, 6))
+    k = t.random.randint(2, shape.total // shape.every)
+    # The second kill comes at the first checkpoint write after the restart, which rewrites
+    # the checkpoint that the first kill cut in half: a loop that copies its checkpoint to a
+    # backup before overwriting it copies the half-written file over the good backup.
+    ck = k * shape.every
+    run_killed(t, params, [Kill("save_mid", ck), Kill("save_mid", ck)])
+
+
 @case(zh="重启时训练已经完成", en="the run is already complete at a restart")
 def already_complete(t):
     every = t.random.randint(2, 6)
