@@ -17,6 +17,15 @@ saw. While a scenario watches a checkpoint folder, this module
 
 The judge's answers carry nothing: what it plans to do is never sent here. Nothing returned
 from here is trusted either; the judge compares it with the reference's run.
+
+Limitation: these hooks run in the submission's own process, and a determined submission can
+get around them (the original ``torch.save`` is kept in a closure, not in this module's globals,
+but ``torch.serialization``'s internals, ctypes or this module's state remain within reach). So
+the judge does not rely on them where it can avoid it: it measures the folder from outside, and
+a case that plans a kill in the middle of a checkpoint write (or right after one) fails when no
+such write is ever announced, instead of passing without the kill (tests.py,
+``Follow.decide``). What it cannot see is a write announced for a decoy file while the real
+checkpoint is written around the hooks.
 """
 
 import contextlib
@@ -274,9 +283,6 @@ class Watch:
 
 
 _watch = None
-_real_save = torch.save
-_real_replace = os.replace
-_real_rename = os.rename
 
 
 def _destination(f):
@@ -296,40 +302,48 @@ def _destination(f):
     return w.relative(name), "file"
 
 
-def _save(obj, f, *args, **kwargs):
-    """torch.save that pauses in the middle of the write while the judge watches."""
-    w = _watch
-    if w is None or getattr(w.busy, "on", False):
-        return _real_save(obj, f, *args, **kwargs)
-    where, kind = _destination(f)
-    if where is None:
-        return _real_save(obj, f, *args, **kwargs)
-    if kind == "path":
-        # The real torch.save first (its bytes, its checks and errors), then the file is cut
-        # back to what it held halfway through the write, and completed if the judge answers.
-        _real_save(obj, f, *args, **kwargs)
-        with w.quiet(), open(f, "rb+") as out:
-            data = out.read()
+def _hooked_save(real_save):
+    """torch.save that pauses in the middle of the write while the judge watches. The
+    original is kept in this closure only: the module exposes no unhooked save."""
+
+    def save(obj, f, *args, **kwargs):
+        w = _watch
+        if w is None or getattr(w.busy, "on", False):
+            return real_save(obj, f, *args, **kwargs)
+        where, kind = _destination(f)
+        if where is None:
+            return real_save(obj, f, *args, **kwargs)
+        if kind == "path":
+            # The real torch.save first (its bytes, its checks and errors), then the file is
+            # cut back to what it held halfway through the write, and completed if the judge
+            # answers.
+            real_save(obj, f, *args, **kwargs)
+            with w.quiet(), open(f, "rb+") as out:
+                data = out.read()
+                cut = w.cut(len(data))
+                out.seek(cut)
+                out.truncate()
+                out.flush()
+                w.ask({"event": "save_mid", "path": where, "target": kind, "written": cut,
+                       "total": len(data)})
+                out.write(data[cut:])
+        else:
+            # To a file object torch.save writes the same bytes as to a buffer.
+            buffer = io.BytesIO()
+            real_save(obj, buffer, *args, **kwargs)
+            data = buffer.getbuffer()
             cut = w.cut(len(data))
-            out.seek(cut)
-            out.truncate()
-            out.flush()
+            f.write(data[:cut])
+            f.flush()
             w.ask({"event": "save_mid", "path": where, "target": kind, "written": cut,
                    "total": len(data)})
-            out.write(data[cut:])
-    else:
-        # To a file object torch.save writes the same bytes as to a buffer.
-        buffer = io.BytesIO()
-        _real_save(obj, buffer, *args, **kwargs)
-        data = buffer.getbuffer()
-        cut = w.cut(len(data))
-        f.write(data[:cut])
-        f.flush()
-        w.ask({"event": "save_mid", "path": where, "target": kind, "written": cut,
+            f.write(data[cut:])
+        w.ask({"event": "save_done", "path": where, "target": kind, "written": len(data),
                "total": len(data)})
-        f.write(data[cut:])
-    w.ask({"event": "save_done", "path": where, "target": kind, "written": len(data),
-           "total": len(data)})
+
+    save.__name__ = save.__qualname__ = real_save.__name__
+    save.__doc__ = real_save.__doc__
+    return save
 
 
 def _committing(real, event):
@@ -397,11 +411,16 @@ def _audit(event, args):
             w.ask({"event": name, "path": paths[:2]})
 
 
-torch.save = _save
-torch.serialization.save = _save
-os.replace = _committing(_real_replace, "os.replace")
-os.rename = _committing(_real_rename, "os.rename")
-sys.addaudithook(_audit)
+def _install():
+    real_replace, real_rename = os.replace, os.rename
+    torch.save = torch.serialization.save = _hooked_save(torch.save)
+    os.replace = _committing(real_replace, "os.replace")
+    os.rename = _committing(real_rename, "os.rename")
+    sys.addaudithook(_audit)
+
+
+_install()
+del _install
 
 
 def _final_parameters(model):

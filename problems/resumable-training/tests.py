@@ -61,6 +61,12 @@ HINT_DISK_RESTART = T(
     "many, and the next save adds another. Delete old checkpoints before writing the new one "
     "(or clean up at start-up, keeping the newest one or two), not only after writing it; and "
     "clean up temporary files that a kill left behind")
+HINT_UNSEEN = T(
+    "用 torch.save（写到路径或已打开的文件）把检查点直接写进 ckpt_dir，至少每 checkpoint_every "
+    "步一次：评测通过它观察检查点的写入，在写到一半时杀死进程",
+    "write checkpoints into ckpt_dir with torch.save (to a path or an open file), at least "
+    "every checkpoint_every steps: the judge watches it to kill the process in the middle of "
+    "a write")
 HINT_LOG = T(
     "setup.log(step, loss) 要在 optimizer.step() 和 scheduler.step() 之后调用",
     "call setup.log(step, loss) after optimizer.step() and scheduler.step()")
@@ -449,9 +455,19 @@ class Follow:
                        T(f"在第 {s} 步之后的检查点刚刚写完时被杀死", f"killed right after a "
                          f"checkpoint was completed (after step {s})"))
         if how is None and kill.at != "log" and kind == "log" and s >= kill.step + 2 * self.every:
-            how = T(f"在第 {s} 步的 setup.log 之后被杀死（此前没有看到写入 ckpt_dir 的检查点）",
-                    f"killed right after setup.log of step {s} (no checkpoint written into "
-                    f"ckpt_dir had been seen)")
+            # The kill waits for a checkpoint write that the fixture's torch.save announces.
+            # None came for two checkpoint intervals: the run saves too rarely, or writes
+            # around the hooks (to a buffer, a file outside ckpt_dir, or an unhooked save).
+            # The kill this case is about cannot be made, so the case fails rather than pass
+            # without it.
+            what = (T("写到一半", "in the middle of") if kill.at == "save_mid"
+                    else T("刚写完", "right after"))
+            self.t.fail(T(f"评测计划在第 {kill.step} 步之后的检查点{what.zh}时杀死进程，但到第 {s} "
+                          f"步为止没有看到任何用 torch.save 写进 ckpt_dir 的检查点",
+                          f"the judge planned to kill the process {what.en} writing a "
+                          f"checkpoint after step {kill.step}, but up to step {s} it saw no "
+                          f"checkpoint written into ckpt_dir with torch.save")
+                        + T(" —— ", " — ") + HINT_UNSEEN)
         if how is None:
             return None
         self.plan.pop(0)

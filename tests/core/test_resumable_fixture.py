@@ -1,5 +1,5 @@
 """resumable-training's fixture: its hooks tell the judge about every change to the watched
-checkpoint folder (and about nothing outside it).
+checkpoint folder (and about nothing outside it), and it exposes no unhooked torch.save.
 
 The fixture replaces torch.save and os.replace and adds an audit hook for good when it is
 imported, so each test runs it in a child process and reads back what it asked."""
@@ -129,3 +129,14 @@ def test_a_save_into_the_folder_pauses_halfway(tmp_path):
     """)
     saves = [a["event"] for a in asked if a["event"].startswith("save")]
     assert saves == ["save_mid", "save_done"] * 3
+
+
+@pytest.mark.slow
+def test_the_module_holds_no_unhooked_save(tmp_path):
+    asked = run(tmp_path, """
+        assert torch.save is not original_save
+        assert torch.serialization.save is torch.save
+        leaked = [name for name, value in vars(fx).items() if value is original_save]
+        assert not leaked, leaked
+    """)
+    assert asked == []
