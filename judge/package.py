@@ -263,5 +263,12 @@ def find(problems: list[Problem], ident: str | int) -> Problem:
     for p in problems:
         if text == p.slug or (text.isdigit() and int(text) == p.number):
             return p
-    choices = ", ".join(f"{p.number} {p.slug}" for p in problems)
-    raise PackageError(f"no problem {text!r} (there are: {choices})")
+    raise UnknownProblem(text, ", ".join(f"{p.number} {p.slug}" for p in problems))
+
+
+class UnknownProblem(PackageError):
+    """No problem has that number or slug; ``text`` says so in both languages."""
+
+    def __init__(self, ident: str, choices: str) -> None:
+        super().__init__(f"no problem {ident!r} (there are: {choices})")
+        self.text = T(f"没有题目 {ident!r}（现有：{choices}）", str(self))

@@ -27,7 +27,14 @@ ROOT = HERE.parent
 sys.path.insert(0, str(ROOT))
 
 from judge.i18n import T  # noqa: E402
-from judge.package import DIFFICULTY, PackageError, Problem, find, load_all  # noqa: E402
+from judge.package import (  # noqa: E402
+    DIFFICULTY,
+    PackageError,
+    Problem,
+    UnknownProblem,
+    find,
+    load_all,
+)
 from judge.render import paint, render  # noqa: E402
 
 WORKSPACE = HERE / "workspace"
@@ -236,7 +243,8 @@ def main(argv: list[str] | None = None) -> int:
     try:
         return args.fn(args)
     except PackageError as e:
-        print(T(f"错误：{e}", f"error: {e}")(args.lang), file=sys.stderr)
+        text = e.text(args.lang) if isinstance(e, UnknownProblem) else str(e)
+        print(T(f"错误：{text}", f"error: {text}")(args.lang), file=sys.stderr)
         return 2
     except KeyboardInterrupt:
         return 130

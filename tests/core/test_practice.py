@@ -54,7 +54,13 @@ def test_test_run_and_errors(tree):
     out = practice("test", "7", str(sol), "--run", "--lang", "en", cwd=tree)
     assert out.returncode == 1 and "expected 2, got 1" in out.stdout
     out = practice("test", "99", cwd=tree)
-    assert out.returncode == 2 and "no problem '99'" in out.stderr
+    assert out.returncode == 2 and "错误：没有题目 '99'（现有：7 double-it）" in out.stderr
+    out = practice("test", "99", "--lang", "en", cwd=tree)
+    assert out.returncode == 2 and "error: no problem '99'" in out.stderr
+    bad = tree / "bad.py"
+    bad.write_bytes(b"\xff\xfe not utf-8")
+    out = practice("test", "7", str(bad), cwd=tree)
+    assert out.returncode == 2 and "bad.py" in out.stdout + out.stderr
     out = practice("test", "7", cwd=tree)  # nothing started yet
     assert out.returncode == 2 and "start 7" in out.stdout
 
@@ -63,6 +69,15 @@ def test_doctor_reports_torch(tree):
     out = practice("doctor", "--lang", "en", cwd=tree)
     assert out.returncode == 0 and "PyTorch" in out.stdout
     assert "problems this machine can judge: 1 / 1" in out.stdout
+
+
+def test_check_proves_a_package_and_names_a_broken_one(tree):
+    out = practice("check", "--lang", "en", cwd=tree)
+    assert out.returncode == 0, out.stdout + out.stderr
+    (tree / "problems" / "double-it" / "reference.py").write_text(
+        "def double(x):\n    raise RuntimeError('broken reference')\n")
+    out = practice("check", "7", "--lang", "en", cwd=tree)
+    assert out.returncode == 1 and "double-it" in out.stdout + out.stderr
 
 
 def test_public_tests_source_cuts_hidden_cases_only():
