@@ -574,10 +574,14 @@ def padding_payoff(t):
     t.expect(got <= PAYOFF * baseline, T(
         f"这些批次的填充比例是 {got:.3f}，随机分批是 {baseline:.3f}，"
         f"只降到了 {got / baseline:.0%}，要求不超过 {PAYOFF:.0%} —— "
-        f"先按长度排序再切批次（例如在约 50–100 个批次大小的池子里排序）",
+        f"先按长度排序再切批次（例如在约 50–100 个批次大小的池子里排序）；"
+        f"如果已经排序了，检查池子是不是太小、加的噪声是不是太大"
+        f"（长度 × uniform(0.9, 1.1) 就够了）",
         f"these batches pad {got:.3f} of their tokens and random batching {baseline:.3f}: "
         f"{got / baseline:.0%} of it, at most {PAYOFF:.0%} is required — sort by length before "
-        f"cutting batches (for example inside pools of about 50–100 batches)")
+        f"cutting batches (for example inside pools of about 50–100 batches); if you do sort, "
+        f"check that the pools are not too small and the noise not too large (length × "
+        f"uniform(0.9, 1.1) is plenty)")
         + where(lengths="log-normal", N=BIG_N, batch_size=batch_size, seed=seed, epoch=epoch))
 
 
