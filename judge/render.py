@@ -52,15 +52,22 @@ def summary(report: Report, lang: str) -> str:
     return paint(text, color)
 
 
-def render(report: Report, lang: str, *, show_hidden_messages: bool = True) -> str:
+def render(report: Report, lang: str, *, show_hidden_messages: bool = True,
+           case_lines: bool = True) -> str:
+    """The report as text. ``case_lines=False`` when the case lines were already shown live
+    (``practice/judge.py submit``): only the failures' messages and the summary follow."""
     lines = []
     if report.verdict is Verdict.COMPILE_ERROR or (report.message(lang) and not report.tests):
         lines.append(indent(report.message(lang), 1))
     name_width = max([len(t.name) for t in report.tests] + [12]) + 1
     for t in report.tests:
-        lines.append(case_line(t, lang, name_width))
         hidden = t.visibility == "hidden" and not show_hidden_messages
-        if t.message(lang) and t.verdict is not Verdict.SKIPPED and not hidden:
+        shown = t.message(lang) and t.verdict is not Verdict.SKIPPED and not hidden
+        if case_lines:
+            lines.append(case_line(t, lang, name_width))
+        elif shown or (t.output and t.verdict is not Verdict.ACCEPTED):
+            lines.append(f" {paint('✗', '31')} {t.name}")
+        if shown:
             lines.append(indent(t.message(lang)))
         if t.output and t.verdict is not Verdict.ACCEPTED:
             label = T("输出：", "output:")(lang)

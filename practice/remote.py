@@ -97,15 +97,20 @@ def submit(problem: Problem, path: Path, server: str, lang: str,
         sid = create_submission(server, token, problem.slug, path.read_text(encoding="utf-8"))
         print(paint(T(f"已提交 #{sid}：{server}/submissions/{sid}",
                       f"submitted #{sid}: {server}/submissions/{sid}")(lang), "36"))
+        live = 0
         for event in events(server, token, sid):
             show(event, lang)
+            live += event.get("event") == "test"
         final = fetch(server, token, sid, lang)
     except ServerError as e:
         print(T(f"服务器返回错误：{e}", f"the server said: {e}")(lang))
         return 2
     if final.get("tests") is not None and final.get("verdict"):
         final = {"seed": 0, "isolation": "", **final}
-        print(render(Report.from_json(final), lang, show_hidden_messages=False))
+        # Each case's line was printed as it landed: now the failures' messages and the
+        # summary, not every line again.
+        print(render(Report.from_json(final), lang, show_hidden_messages=False,
+                     case_lines=live == 0))
     return 0 if final.get("verdict") == "accepted" else 1
 
 

@@ -53,3 +53,15 @@ def test_cases_not_run_after_a_failure_are_not_blamed_on_cuda():
     out = render(report, "en")
     assert "Compile error: 0 / 2 cases passed" in out and "CUDA" not in out
     assert report.to_json("en")["total"] == 2 and report.to_json("en")["skipped"] == 0
+
+
+def test_after_live_lines_only_failures_and_the_summary_follow():
+    report = report_with_a_cuda_case()
+    report.verdict = Verdict.WRONG_ANSWER
+    report.tests[0] = rep.TestResult("small", "public", T("类别", "category"),
+                                     Verdict.WRONG_ANSWER, T("期望 1，得到 2", "expected 1, got 2"))
+    out = render(report, "en", show_hidden_messages=False, case_lines=False)
+    assert "✗ small" in out and "expected 1, got 2" in out
+    assert "big" not in out and "on_cuda" not in out  # already shown live, no message
+    assert out.rstrip().endswith("Wrong answer: 1 / 2 cases passed (1 skipped: they need CUDA, "
+                                 "which this machine lacks)")
