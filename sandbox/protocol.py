@@ -13,12 +13,17 @@ slices of the blob. Inside ``body`` values are plain JSON, except for tagged obj
 * ``{"$t": i}``: tensor number ``i`` of the table;
 * ``{"$tuple": [...]}``: a tuple;
 * ``{"$dict": [[k, v], ...]}``: a dict whose keys are not all strings (or start with ``$``);
-* ``{"$repr": {"type": ..., "repr": ...}}``: a value the sender could not encode (its type
-  name and a short repr), so the receiver can say "expected a tensor, got numpy.ndarray".
+* ``{"$repr": {"type": ..., "repr": ..., "why"?: ...}}``: a value the sender could not
+  encode (its type name, a short repr and optionally why, such as ``dtype torch.uint16``),
+  so the receiver can say "expected a tensor, got numpy.ndarray". An int too large for JSON
+  to carry sensibly (over :data:`MAX_INT_DIGITS` digits) travels as one too.
 
 Every size is capped and every frame is validated before anything is built from it; a
-malformed frame raises :class:`ProtocolError` and nothing else. This module needs only the
-standard library and torch: the runner imports it inside the sandbox.
+malformed frame raises :class:`ProtocolError` and nothing else (a fuzz test holds it to
+that). Every decoded string is valid Unicode: lone surrogates (which JSON's ``\\ud800``
+escapes can make, and which no UTF-8 encoder accepts downstream) become U+FFFD.
+This module needs only the standard library and torch: the runner imports it inside the
+sandbox.
 """
 
 from __future__ import annotations
@@ -27,6 +32,7 @@ import ctypes
 import enum
 import json
 import math
+import re
 import socket
 import struct
 import time
@@ -45,6 +51,9 @@ MAX_TENSORS = 100_000
 MAX_DEPTH = 64
 MAX_NDIM = 16
 MAX_REPR = 300
+MAX_INT_DIGITS = 4000  # below Python's default int/str conversion limit (4300)
+MAX_DIM = 1 << 48  # a size no real tensor has; keeps shape arithmetic far from overflow
+_LONE_SURROGATE = re.compile("[\ud800-\udfff]")
 
 DTYPES: dict[str, torch.dtype] = {
     "bool": torch.bool,
@@ -96,10 +105,12 @@ class ChannelTimeout(ProtocolError):
 
 @dataclass(frozen=True)
 class Unencodable:
-    """Stands for a value the runner could not send: its type name and a short repr."""
+    """Stands for a value the runner could not send: its type name, a short repr and, when
+    the sender knows, why (``dtype torch.uint16``, ``layout torch.sparse_coo``, ...)."""
 
     type: str
     repr: str
+    why: str = ""
 
 
 @dataclass
@@ -127,7 +138,10 @@ class _Encoder:
             return v
         if isinstance(v, int):
             # A subclass such as IntEnum or numpy's int would not round-trip: send the int.
-            return int(v)
+            v = int(v)
+            if abs(v) >= _INT_CAP:  # more digits than the receiver will parse
+                return self.unencodable(v, "too large", _int_repr(v))
+            return v
         if isinstance(v, float):
             return float(v)
         if isinstance(v, torch.Tensor):
@@ -142,29 +156,52 @@ class _Encoder:
             return {"$dict": [[self.value(k, depth + 1), self.value(x, depth + 1)]
                               for k, x in v.items()]}
         if isinstance(v, Unencodable):
-            return {"$repr": {"type": v.type, "repr": v.repr}}
+            tagged = {"type": v.type, "repr": v.repr}
+            if v.why:
+                tagged["why"] = v.why
+            return {"$repr": tagged}
         return self.unencodable(v)
 
-    def unencodable(self, v: Any, why: str = "") -> Any:
+    def unencodable(self, v: Any, why: str = "", text: str | None = None) -> Any:
         if self.strict:
-            raise TypeError(f"cannot encode {type(v).__qualname__} {why}".strip())
+            raise TypeError(f"cannot encode {type(v).__qualname__} ({why})"
+                            if why else f"cannot encode {type(v).__qualname__}")
+        if text is None:
+            try:
+                text = repr(v)
+            except Exception:  # a hostile __repr__ must not break the runner
+                text = "<repr failed>"
         try:
-            text = repr(v)
-        except Exception:  # a hostile __repr__ must not break the runner
-            text = "<repr failed>"
-        return {"$repr": {"type": _type_name(v), "repr": text[:MAX_REPR]}}
+            name = _type_name(v)
+        except Exception:
+            name = "<unknown type>"
+        tagged = {"type": name[:MAX_REPR], "repr": str(text)[:MAX_REPR]}
+        if why:
+            tagged["why"] = why[:MAX_REPR]
+        return {"$repr": tagged}
 
     def tensor(self, t: torch.Tensor) -> Any:
-        if t.layout != torch.strided or t.is_quantized or t.is_nested:
-            return self.unencodable(t, "(not a dense tensor)")
-        name = DTYPE_NAMES.get(t.dtype)
-        if name is None:
-            return self.unencodable(t, f"(dtype {t.dtype})")
+        try:
+            if type(t) is not torch.Tensor:
+                # A subclass may override numel(), __eq__ ...: send the plain tensor it holds.
+                t = torch.Tensor.as_subclass(t, torch.Tensor)
+            why = _unsupported(t)
+        except Exception as e:
+            return self.unencodable(t, f"cannot be inspected: {type(e).__name__}")
+        if why:
+            return self.unencodable(t, why, _tensor_repr(t))
+        name = DTYPE_NAMES[t.dtype]
         device = t.device.type
-        t = t.detach()
-        if device != "cpu":
-            t = t.cpu()
-        t = t.contiguous()
+        try:
+            # A lazily conjugated or negated view (x.conj(), x.conj().imag) holds the
+            # un-conjugated values in memory: materialise what it means.
+            t = t.detach().resolve_conj().resolve_neg()
+            if device != "cpu":
+                t = t.cpu()
+            t = t.contiguous()
+        except Exception as e:  # an exotic tensor torch itself cannot copy
+            return self.unencodable(t, f"cannot be copied: {type(e).__name__}",
+                                    _tensor_repr(t))
         nbytes = t.numel() * t.element_size()
         pad = (-self.size) % ALIGN
         if pad:
@@ -181,6 +218,41 @@ class _Encoder:
         if len(self.table) > MAX_TENSORS:
             raise TypeError("too many tensors in one message")
         return {"$t": len(self.table) - 1}
+
+
+_INT_CAP = 10 ** MAX_INT_DIGITS
+
+
+def _int_repr(v: int) -> str:
+    return f"<an int of about {int(v.bit_length() * 0.30103) + 1} digits>"
+
+
+def _unsupported(t: torch.Tensor) -> str:
+    """Why the protocol cannot carry this tensor ("" when it can)."""
+    if t.is_nested:
+        return "nested"
+    if t.is_quantized:
+        return f"quantized, dtype {t.dtype}"
+    if t.layout != torch.strided:
+        return f"layout {t.layout}"
+    if t.device.type == "meta":
+        return "device meta"
+    if t.dtype not in DTYPE_NAMES:
+        return f"dtype {t.dtype}"
+    return ""
+
+
+def _tensor_repr(t: torch.Tensor) -> str:
+    """A tensor's repr for a message, without printing (or even reading) its values."""
+    try:
+        shape: Any = list(t.shape)
+    except Exception:  # a nested tensor has no single shape
+        shape = "?"
+    try:
+        return (f"tensor(shape={shape}, dtype={t.dtype}, layout={t.layout}, "
+                f"device={t.device.type})")
+    except Exception:
+        return "tensor(?)"
 
 
 def _type_name(v: Any) -> str:
@@ -218,23 +290,59 @@ def encode(kind: Kind, body: Any = None, *, strict: bool = True) -> Frame:
 
 
 def decode(data: bytes, blob: bytearray, *, max_blob: int = MAX_BLOB_BYTES) -> Message:
-    """Validate and decode one frame's JSON and blob. Raises ProtocolError."""
+    """Validate and decode one frame's JSON and blob. Raises ProtocolError, nothing else
+    (short of MemoryError): whatever a malformed frame trips over is turned into one."""
     try:
-        payload = json.loads(data)
-    except (UnicodeDecodeError, json.JSONDecodeError, RecursionError) as e:
-        raise ProtocolError(f"frame is not valid JSON: {e}") from None
+        return _decode(data, blob)
+    except ProtocolError:
+        raise
+    except MemoryError:
+        raise
+    except Exception as e:  # a check this module lacks: still the sender's fault
+        raise ProtocolError(f"malformed frame ({type(e).__name__})") from None
+
+
+def _parse_int(text: str) -> Any:
+    if len(text.lstrip("-")) > MAX_INT_DIGITS:
+        return Unencodable("int", f"<an int of {len(text.lstrip('-'))} digits>", "too large")
+    return int(text)
+
+
+def _decode(data: bytes, blob: bytearray) -> Message:
+    try:
+        payload = json.loads(data, parse_int=_parse_int)
+    except (ValueError, RecursionError) as e:  # JSONDecodeError, UnicodeDecodeError
+        raise ProtocolError(f"frame is not valid JSON: {_short(e)}") from None
     if not isinstance(payload, dict) or set(payload) != {"kind", "body", "tensors"}:
         raise ProtocolError("frame must be an object with exactly kind, body, tensors")
-    try:
-        kind = Kind(payload["kind"])
-    except ValueError:
-        raise ProtocolError(f"unknown message kind {payload['kind']!r}") from None
+    kind_name = payload["kind"]
+    if not isinstance(kind_name, str) or kind_name not in _KINDS:
+        raise ProtocolError(f"unknown message kind {_short(kind_name)}")
+    kind = Kind(kind_name)
     table = payload["tensors"]
     if not isinstance(table, list) or len(table) > MAX_TENSORS:
         raise ProtocolError(f"tensor table must be a list of at most {MAX_TENSORS} entries")
     tensors = [_tensor(entry, blob) for entry in table]
     body = _value(payload["body"], tensors, 0)
     return Message(kind, body, len(data) + len(blob))
+
+
+_KINDS = frozenset(k.value for k in Kind)
+
+
+def _short(v: Any, limit: int = 80) -> str:
+    """A capped repr of something a peer sent, for an error message."""
+    try:
+        text = repr(v) if not isinstance(v, BaseException) else str(v)
+    except Exception:
+        text = f"<{type(v).__name__}>"
+    return text if len(text) <= limit else text[:limit] + "..."
+
+
+def clean_str(s: str) -> str:
+    """The string with every lone surrogate replaced by U+FFFD: valid Unicode, which any
+    UTF-8 encoder downstream (a report, an HTTP body, a terminal) accepts."""
+    return _LONE_SURROGATE.sub("\ufffd", s) if _LONE_SURROGATE.search(s) else s
 
 
 def _tensor(entry: Any, blob: bytearray) -> torch.Tensor:
@@ -245,28 +353,38 @@ def _tensor(entry: Any, blob: bytearray) -> torch.Tensor:
         raise ProtocolError(f"tensor dtype {entry['dtype']!r} is not allowed")
     shape, offset, nbytes = entry["shape"], entry["offset"], entry["nbytes"]
     if (not isinstance(shape, list) or len(shape) > MAX_NDIM
-            or not all(type(s) is int and s >= 0 for s in shape)):
-        raise ProtocolError(f"tensor shape {shape!r} is not a list of sizes")
+            or not all(type(s) is int and 0 <= s <= MAX_DIM for s in shape)):
+        raise ProtocolError(f"tensor shape {_short(shape)} is not a list of sizes "
+                            f"(at most {MAX_NDIM} of them, each at most {MAX_DIM})")
     if type(offset) is not int or type(nbytes) is not int or offset < 0 or nbytes < 0:
         raise ProtocolError("tensor offset and nbytes must be non-negative integers")
+    # An empty tensor's other sizes still enter torch's stride arithmetic (int64).
+    if math.prod(s for s in shape if s) > MAX_DIM:
+        raise ProtocolError(f"tensor shape {_short(shape)} is too large")
     itemsize = torch.empty((), dtype=dtype).element_size()
     if math.prod(shape) * itemsize != nbytes:
-        raise ProtocolError(f"tensor of shape {shape} and dtype {entry['dtype']} "
-                            f"cannot hold {nbytes} bytes")
+        raise ProtocolError(f"tensor of shape {_short(shape)} and dtype {entry['dtype']} "
+                            f"cannot hold {_short(nbytes)} bytes")
     if offset + nbytes > len(blob):
         raise ProtocolError("tensor data lies outside the frame")
-    if nbytes == 0:
-        return torch.empty(shape, dtype=dtype)
-    raw = torch.frombuffer(blob, dtype=torch.uint8, count=nbytes, offset=offset).clone()
-    if dtype is torch.bool:
-        return (raw != 0).reshape(shape)  # any byte other than 0 or 1 is normalised
-    return raw.view(dtype).reshape(shape)
+    try:
+        if nbytes == 0:
+            return torch.empty(shape, dtype=dtype)
+        raw = torch.frombuffer(blob, dtype=torch.uint8, count=nbytes, offset=offset).clone()
+        if dtype is torch.bool:
+            return (raw != 0).reshape(shape)  # any byte other than 0 or 1 is normalised
+        return raw.view(dtype).reshape(shape)
+    except (RuntimeError, ValueError, TypeError, OverflowError) as e:
+        raise ProtocolError(f"tensor of shape {_short(shape)} cannot be built: "
+                            f"{type(e).__name__}") from None
 
 
 def _value(v: Any, tensors: list[torch.Tensor], depth: int) -> Any:
     if depth > MAX_DEPTH:
         raise ProtocolError("value nested too deeply")
-    if v is None or isinstance(v, bool | int | float | str):
+    if isinstance(v, str):
+        return clean_str(v)
+    if v is None or isinstance(v, bool | int | float | Unencodable):
         return v
     if isinstance(v, list):
         return [_value(x, tensors, depth + 1) for x in v]
@@ -296,13 +414,15 @@ def _value(v: Any, tensors: list[torch.Tensor], depth: int) -> Any:
                 out[key] = _value(x, tensors, depth + 1)
             return out
         if tag == "$repr":
-            if (not isinstance(inner, dict) or set(inner) != {"type", "repr"}
+            if (not isinstance(inner, dict) or set(inner) - {"why"} != {"type", "repr"}
                     or not all(isinstance(x, str) for x in inner.values())):
-                raise ProtocolError("$repr must hold type and repr strings")
-            return Unencodable(inner["type"][:MAX_REPR], inner["repr"][:MAX_REPR])
+                raise ProtocolError("$repr must hold type and repr strings (and maybe why)")
+            return Unencodable(clean_str(inner["type"][:MAX_REPR]),
+                               clean_str(inner["repr"][:MAX_REPR]),
+                               clean_str(inner.get("why", "")[:MAX_REPR]))
     if any(k.startswith("$") for k in v):
-        raise ProtocolError(f"unknown tag in {sorted(v)[:3]}")
-    return {k: _value(x, tensors, depth + 1) for k, x in v.items()}
+        raise ProtocolError(f"unknown tag in {_short(sorted(v)[:3])}")
+    return {clean_str(k): _value(x, tensors, depth + 1) for k, x in v.items()}
 
 
 def check_header(header: bytes, max_blob: int = MAX_BLOB_BYTES) -> tuple[int, int]:
@@ -337,8 +457,10 @@ class Channel:
     """One end of a connected stream socket, sending and receiving whole frames.
 
     ``max_blob`` caps what this end accepts; the grader lowers it for the runner's side.
-    ``recv`` honours an absolute ``deadline`` (time.monotonic()) so a silent peer cannot
-    hang the grader.
+    ``recv`` and ``send`` honour an absolute ``deadline`` (time.monotonic()) so that a
+    silent peer, or one that stops reading, cannot hang the grader: past it they raise
+    :class:`ChannelTimeout`. A send cut short leaves half a frame on the wire: the channel
+    is then unusable (the grader kills the runner).
     """
 
     def __init__(self, sock: socket.socket, *, max_blob: int = MAX_BLOB_BYTES,
@@ -347,13 +469,22 @@ class Channel:
         self.max_blob = max_blob
         self.strict = strict
 
-    def send(self, kind: Kind, body: Any = None) -> None:
+    def send(self, kind: Kind, body: Any = None, deadline: float | None = None) -> None:
         frame = encode(kind, body, strict=self.strict)
-        self.sock.settimeout(None)
         try:
             for buf in frame.buffers:
+                if deadline is None:
+                    self.sock.settimeout(None)
+                else:
+                    left = deadline - time.monotonic()
+                    if left <= 0:
+                        raise ChannelTimeout("the other end did not take the message in time")
+                    # Since Python 3.5 the timeout bounds the whole sendall.
+                    self.sock.settimeout(left)
                 self.sock.sendall(buf)
-        except (BrokenPipeError, ConnectionResetError) as e:
+        except TimeoutError:
+            raise ChannelTimeout("the other end did not take the message in time") from None
+        except OSError as e:  # BrokenPipeError, ConnectionResetError, a closed socket
             raise ChannelClosed(f"the other end is gone: {e}") from None
 
     def recv(self, deadline: float | None = None) -> Message:

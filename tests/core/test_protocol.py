@@ -186,3 +186,173 @@ def test_header_layout_is_stable():
     frame = encode(Kind.BYE).tobytes()
     magic, json_len, blob_len = struct.unpack(">4sIQ", frame[:16])
     assert magic == b"TJF1" and blob_len == 0 and json_len == len(frame) - 16
+
+
+# ---------------------------------------------------------------- what a hostile runner sends
+
+
+def test_lone_surrogates_become_replacement_characters():
+    """JSON's \\ud800 escapes decode to lone surrogates, which no UTF-8 encoder accepts
+    downstream (the CLI's print, httpx posting a report): decoded strings are valid."""
+    body = {"message": "bad \ud800 char", "\udfff key": ["x\udbff", ("\ud800",)],
+            "ok": "😀 中文", "$dict": 1}
+    got = roundtrip(body, strict=False)
+    assert got == {"message": "bad \ufffd char", "\ufffd key": ["x\ufffd", ("\ufffd",)],
+                   "ok": "😀 中文", "$dict": 1}
+    raw = raw_frame(b'{"kind":"error","body":{"type":"E\\ud800","message":"\\udc00"},'
+                    b'"tensors":[]}')
+    msg = decode_frame(raw)
+    assert msg.body == {"type": "E\ufffd", "message": "\ufffd"}
+    json.dumps(msg.body, ensure_ascii=False).encode("utf-8")  # encodes now
+    rep = roundtrip(Unencodable("x\ud800", "y\udfff", "z\ud800"))
+    assert rep == Unencodable("x\ufffd", "y\ufffd", "z\ufffd")
+
+
+def test_huge_ints_travel_as_placeholders():
+    big = 10 ** 5000
+    got = roundtrip({"v": big, "ok": 10 ** 3000, "neg": -big}, strict=False)
+    assert got["ok"] == 10 ** 3000
+    assert got["v"] == Unencodable("int", "<an int of about 5001 digits>", "too large")
+    assert got["neg"].type == "int"
+    with pytest.raises(TypeError, match="too large"):
+        encode(Kind.RESULT, big)
+    # A forged frame with the digits in it (what a runner with the int/str limit lifted
+    # sends): not a ValueError out of json.loads, a placeholder.
+    digits = b"9" * 5001
+    msg = decode_frame(raw_frame(b'{"kind":"result","body":{"value":' + digits
+                                 + b',"n":-' + digits + b'},"tensors":[]}'))
+    assert msg.body["value"] == Unencodable("int", "<an int of 5001 digits>", "too large")
+    assert msg.body["n"].type == "int"
+
+
+@pytest.mark.parametrize("shape", [[0, 2 ** 70], [0, 2 ** 62, 2 ** 62], [0, 2 ** 63],
+                                   [0] + [2 ** 40] * 3])
+def test_forged_empty_tensors_with_absurd_shapes_are_refused(shape):
+    payload = {"kind": "result", "body": {"value": {"$t": 0}},
+               "tensors": [{"dtype": "float32", "shape": shape, "offset": 0, "nbytes": 0}]}
+    with pytest.raises(ProtocolError, match="shape"):
+        decode_frame(raw_frame(payload))
+
+
+def test_empty_tensors_with_large_sizes_still_round_trip():
+    t = torch.empty(0, 10 ** 9)
+    got = roundtrip(t)
+    assert got.shape == (0, 10 ** 9)
+
+
+def test_lazily_conjugated_and_negated_tensors_are_sent_as_they_read():
+    z = torch.tensor([[1 + 2j, 3 - 1j], [0.5j, -2 + 0j]])
+    for view in (z.conj(), z.conj().t(), z.conj().imag, torch.zeros(2, 2).neg().to(
+            torch.complex64).imag, z.conj()[::2]):
+        got = roundtrip(view)
+        assert torch.equal(got, view.resolve_conj().resolve_neg()), view
+
+
+@pytest.mark.parametrize("make, why", [
+    (lambda: torch.zeros(3, dtype=torch.uint16), "dtype torch.uint16"),
+    (lambda: torch.zeros(3).to(torch.float8_e4m3fn), "dtype torch.float8_e4m3fn"),
+    (lambda: torch.zeros(3, 3).to_sparse(), "layout torch.sparse_coo"),
+    (lambda: torch.zeros(3, device="meta"), "device meta"),
+    (lambda: torch.nested.nested_tensor([torch.zeros(2), torch.zeros(3)]), "nested"),
+    (lambda: torch.quantize_per_tensor(torch.zeros(3), 0.1, 0, torch.qint8),
+     "quantized, dtype torch.qint8"),
+])
+@pytest.mark.filterwarnings("ignore::UserWarning")
+def test_tensors_the_protocol_cannot_carry_say_why(make, why):
+    got = roundtrip({"x": make()}, strict=False)["x"]
+    assert isinstance(got, Unencodable)
+    assert got.type == "torch.Tensor" and got.why == why
+    with pytest.raises(TypeError, match="cannot encode"):
+        encode(Kind.RESULT, make())
+
+
+def test_a_tensor_subclass_is_sent_as_the_tensor_it_holds():
+    class Liar(torch.Tensor):
+        def numel(self):
+            return 1
+
+    got = roundtrip(torch.arange(6.0).reshape(2, 3).as_subclass(Liar))
+    assert type(got) is torch.Tensor and torch.equal(got, torch.arange(6.0).reshape(2, 3))
+
+
+def _valid_frames() -> list[bytes]:
+    bodies = [
+        None, 1, "text", [1, 2.5, None, True],
+        {"value": {"ids": torch.arange(6).reshape(2, 3), "mask": torch.ones(2, 3).bool()}},
+        {"type": "ValueError", "message": "m", "traceback": "tb", "line": 3},
+        ({1: "a"}, (torch.zeros(0, 4), "x")),
+        {"where": "submission", "missing": ["collate"], "type": "NameError"},
+    ]
+    frames = [encode(Kind.RESULT, b).tobytes() for b in bodies]
+    frames.append(encode(Kind.RESULT, Unencodable("numpy.ndarray", "array([])", "w")).tobytes())
+    return frames
+
+
+_JSON_TOKENS = [b"{", b"}", b"[", b"]", b",", b":", b'"', b"\\", b"\\ud800", b"$t", b"$dict",
+                b"$tuple", b"$repr", b"1e999", b"-0", b"9" * 5000, b"NaN", b"null", b"true",
+                b'"$t":0', b'"shape":[0,1180591620717411303424]', b"2" * 30, b"\xff", b"\x00",
+                b'"tensors":[{}]', b'"kind":"ready"', b"[" * 200]
+
+
+def _mutate(rng, frame: bytes) -> bytes:
+    head, data = frame[:HEADER.size], bytearray(frame[HEADER.size:])
+    for _ in range(rng.randint(1, 4)):
+        op = rng.randrange(5)
+        at = rng.randrange(len(data) + 1)
+        if op == 0 and data:  # flip a byte
+            data[min(at, len(data) - 1)] = rng.randrange(256)
+        elif op == 1:  # insert a JSON-ish token
+            data[at:at] = rng.choice(_JSON_TOKENS)
+        elif op == 2 and data:  # delete a span
+            del data[at:at + rng.randint(1, 8)]
+        elif op == 3:  # duplicate a span
+            data[at:at] = data[at:at + rng.randint(1, 32)]
+        else:  # change a number somewhere
+            digits = [i for i, c in enumerate(data) if 48 <= c <= 57]
+            if digits:
+                i = rng.choice(digits)
+                data[i:i + 1] = rng.choice([b"-1", b"99999999999", b"0", b"1.5", b"2e30"])
+    _, json_len, _ = struct.unpack(">4sIQ", head)
+    json_len = min(len(data), json_len + (len(data) - (len(frame) - HEADER.size)))
+    json_len = max(0, json_len)
+    return HEADER.pack(MAGIC, json_len, len(data) - json_len) + bytes(data)
+
+
+def test_fuzzed_frames_raise_protocol_error_and_nothing_else():
+    """Random mutations of valid frames (bytes flipped, JSON tokens inserted, spans cut or
+    doubled, numbers changed): decoding returns a message or raises ProtocolError."""
+    import random
+
+    rng = random.Random(20240607)
+    frames = _valid_frames()
+    decoded = refused = 0
+    for i in range(4000):
+        frame = _mutate(rng, rng.choice(frames))
+        try:
+            msg = decode_frame(frame)
+        except ProtocolError:
+            refused += 1
+            continue
+        except Exception as e:  # pragma: no cover - the failure this test looks for
+            pytest.fail(f"mutation {i} raised {type(e).__name__}: {e!r} on {frame[:200]!r}")
+        decoded += 1
+        json.dumps(msg.body, default=repr, ensure_ascii=False).encode("utf-8")
+    assert decoded > 100 and refused > 1000  # both paths were exercised
+
+
+def test_send_honours_a_deadline_when_the_peer_stops_reading():
+    a, b = socket.socketpair()
+    try:
+        ca = Channel(a)
+        started = time.monotonic()
+        with pytest.raises(ChannelTimeout):
+            for _ in range(10_000):  # b never reads: the buffer fills, then sendall blocks
+                ca.send(Kind.REPLY, {"pad": "x" * 10_000}, deadline=time.monotonic() + 0.3)
+        assert time.monotonic() - started < 5
+        with pytest.raises(ChannelTimeout):
+            ca.send(Kind.REPLY, None, deadline=time.monotonic() - 1)
+    finally:
+        a.close()
+        b.close()
+    with pytest.raises(ChannelClosed):
+        ca.send(Kind.BYE, deadline=time.monotonic() + 1)
