@@ -15,18 +15,51 @@ from typing import Any
 import torch
 
 from judge.i18n import T
-from sandbox.protocol import Unencodable
+from sandbox.protocol import DTYPES, Unencodable
 
 MAX_SHOWN = 8
+CARRIED = ", ".join(DTYPES)
 
 
-def describe_type(v: Any) -> str:
-    """What a learner would call the type of a value that came back."""
+def describe_type(v: Any, lang: str = "en") -> str:
+    """What a learner would call the type of a value that came back (in ``lang``, "zh" or
+    "en", where it needs words: a tensor the judge could not carry says why)."""
     if isinstance(v, Unencodable):
+        if v.why and v.type.startswith("torch."):
+            return unsupported_tensor(v)(lang)
         return v.type
     if isinstance(v, torch.Tensor):
         return f"Tensor(dtype={v.dtype}, shape={list(v.shape)})"
     return type(v).__name__
+
+
+def unsupported_tensor(v: Unencodable) -> T:
+    """A tensor the runner could not send (``why`` is what the runner's encoder said: a
+    dtype, layout or device the protocol has no way to carry), in the learner's terms."""
+    why = v.why
+    what = why.partition(" ")[2]
+    if why.startswith("dtype "):
+        return T(f"dtype 为 {what} 的 torch.Tensor（评测系统无法传输这种 dtype，"
+                 f"请使用 {CARRIED} 之一）",
+                 f"a torch.Tensor of dtype {what}, which the judge cannot carry "
+                 f"(use one of {CARRIED})")
+    if why.startswith("layout "):
+        return T(f"layout 为 {what} 的 torch.Tensor（评测系统只能传输稠密张量，"
+                 f"例如先调用 .to_dense()）",
+                 f"a torch.Tensor with layout {what}, which the judge cannot carry "
+                 f"(only dense tensors: call .to_dense() first)")
+    if why == "nested":
+        return T("嵌套张量 (nested tensor)（评测系统只能传输稠密张量，请先填充成普通张量）",
+                 "a nested tensor, which the judge cannot carry (pad it into a dense tensor)")
+    if why.startswith("quantized"):
+        return T(f"量化张量（{why}）（评测系统无法传输，请先 .dequantize()）",
+                 f"a quantized torch.Tensor ({why}), which the judge cannot carry "
+                 f"(call .dequantize() first)")
+    if why == "device meta":
+        return T("meta 设备上的 torch.Tensor（它没有数值，评测系统无法传输）",
+                 "a torch.Tensor on the meta device, which has no values to carry")
+    return T(f"评测系统无法传输的 torch.Tensor（{why}）",
+             f"a torch.Tensor the judge cannot carry ({why})")
 
 
 def show(v: Any) -> str:
@@ -50,14 +83,14 @@ def is_type(got: Any, expected: type | tuple[type, ...], *, what: str) -> T | No
         return None
     names = (" / ".join(t.__name__ for t in expected) if isinstance(expected, tuple)
              else expected.__name__)
-    return T(f"{what}：期望 {names}，得到 {describe_type(got)}",
+    return T(f"{what}：期望 {names}，得到 {describe_type(got, 'zh')}",
              f"{what}: expected {names}, got {describe_type(got)}")
 
 
 def tensor_meta(got: Any, expected: torch.Tensor, *, what: str) -> T | None:
     """A tensor of the expected dtype and shape."""
     if not isinstance(got, torch.Tensor):
-        return T(f"{what}：期望一个张量 (torch.Tensor)，得到 {describe_type(got)}",
+        return T(f"{what}：期望一个张量 (torch.Tensor)，得到 {describe_type(got, 'zh')}",
                  f"{what}: expected a torch.Tensor, got {describe_type(got)}")
     if got.dtype != expected.dtype:
         return T(f"{what}：期望 dtype 为 {expected.dtype}，得到 {got.dtype}",
@@ -114,7 +147,7 @@ def float_close(got: Any, expected: float, *, what: str,
                 rtol: float = 1e-6, atol: float = 1e-9) -> T | None:
     """A Python float (an int or a 0-d tensor's .item() is accepted) close to expected."""
     if isinstance(got, bool) or not isinstance(got, int | float):
-        return T(f"{what}：期望一个 float，得到 {describe_type(got)}",
+        return T(f"{what}：期望一个 float，得到 {describe_type(got, 'zh')}",
                  f"{what}: expected a float, got {describe_type(got)}")
     if math.isclose(float(got), expected, rel_tol=rtol, abs_tol=atol) or (
             math.isnan(expected) and math.isnan(got)):
@@ -132,7 +165,7 @@ def _float(x: float) -> str:
 def keys_equal(got: Any, expected: dict, *, what: str) -> T | None:
     """A dict with exactly the expected keys."""
     if not isinstance(got, dict):
-        return T(f"{what}：期望一个 dict，得到 {describe_type(got)}",
+        return T(f"{what}：期望一个 dict，得到 {describe_type(got, 'zh')}",
                  f"{what}: expected a dict, got {describe_type(got)}")
     missing = [k for k in expected if k not in got]
     extra = [k for k in got if k not in expected]
@@ -163,7 +196,7 @@ def value_equal(got: Any, expected: Any, *, what: str) -> T | None:
         return None
     if isinstance(expected, list | tuple):
         if type(got) is not type(expected):
-            return T(f"{what}：期望 {type(expected).__name__}，得到 {describe_type(got)}",
+            return T(f"{what}：期望 {type(expected).__name__}，得到 {describe_type(got, 'zh')}",
                      f"{what}: expected a {type(expected).__name__}, got {describe_type(got)}")
         if len(got) != len(expected):
             return T(f"{what}：期望长度 {len(expected)}，得到 {len(got)}",

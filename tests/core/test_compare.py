@@ -68,3 +68,30 @@ def test_value_equal_walks_the_structure():
     assert "expected a list, got tuple" in compare.value_equal((1, 2), [1, 2], what="r").en
     assert compare.value_equal(True, 1, what="r") is not None  # bool is not an int answer
     assert compare.value_equal(2.0, 2, what="r") is None
+
+
+def test_tensors_the_judge_cannot_carry_say_which_dtype_or_layout():
+    """Not "expected a torch.Tensor, got torch.Tensor": what about it is not supported."""
+    expected = torch.zeros(3, dtype=torch.long)
+    cases = {
+        "dtype torch.uint16": ("dtype torch.uint16", "dtype 为 torch.uint16"),
+        "layout torch.sparse_coo": ("layout torch.sparse_coo", "layout 为 torch.sparse_coo"),
+        "nested": ("a nested tensor", "嵌套张量"),
+        "quantized, dtype torch.qint8": ("quantized", "量化张量"),
+        "device meta": ("meta device", "meta 设备"),
+        "cannot be copied: RuntimeError": ("cannot carry (cannot be copied", "无法传输"),
+    }
+    for why, (en, zh) in cases.items():
+        got = Unencodable("torch.Tensor", "tensor(shape=[3])", why)
+        for check in (compare.tensor_equal, compare.tensor_close):
+            m = check(got, expected, what="input_ids")
+            assert m is not None and en in m.en and zh in m.zh, (why, m)
+            assert "got torch.Tensor" not in m.en
+    m = compare.value_equal(Unencodable("torch.Tensor", "t", "dtype torch.uint16"), [1],
+                            what="x")
+    assert "dtype torch.uint16" in m.en and "uint16" in m.zh and "torch.int64" not in m.en
+    assert "uint8" in m.en  # the dtypes that can be used
+    # Other placeholders keep their type's name.
+    assert compare.describe_type(Unencodable("int", "<an int of 5001 digits>", "too large")) \
+        == "int"
+    assert compare.describe_type(Unencodable("numpy.ndarray", "array([])")) == "numpy.ndarray"
