@@ -2,7 +2,11 @@
 
 Everything the runner says is data. Time is measured here, from outside; when a call does
 not answer before its deadline the process is killed and the call ends in
-:class:`RunnerLost` with the verdict that its end deserves.
+:class:`RunnerLost` with the verdict that its end deserves. Sending has a deadline too (the
+case's remaining budget, plus :data:`SEND_GRACE_S`): a runner that stops reading is killed
+and the case ends as ``time_limit_exceeded``, instead of blocking the grader. Every string
+kept from a runner's ERROR or IMPORT_ERROR is capped (:data:`MAX_TYPE_CHARS` ...): the
+runner is the submission's process and may say anything, at any length.
 """
 
 from __future__ import annotations
@@ -18,16 +22,39 @@ from sandbox.launch import Exit, Job, Launcher, RunnerProcess
 from sandbox.protocol import ChannelClosed, ChannelTimeout, Kind, ProtocolError, decode
 
 START_TIMEOUT_S = 60.0  # importing torch and the submission, on a loaded machine
+# Sending is the grader's own work and is not charged to the case, but a runner must take
+# what it is sent within the case's remaining budget and this much more.
+SEND_GRACE_S = 2.0
+BYE_TIMEOUT_S = 1.0
+# What is kept of a runner's ERROR / IMPORT_ERROR (the runner caps them too, but the
+# runner is the submission's process).
+MAX_TYPE_CHARS = 256  # the runner cuts a name at 200
+MAX_MESSAGE_CHARS = 4000
+MAX_TRACEBACK_CHARS = 8000
+MAX_MISSING_NAMES = 20
+
+
+def _text(value: Any, limit: int, default: str = "") -> str:
+    """A string a runner sent, capped at ``limit`` characters (anything else: default)."""
+    if value is None or isinstance(value, dict | list | tuple):
+        return default
+    text = value if isinstance(value, str) else str(value)
+    return text if len(text) <= limit else text[:limit] + f"... ({len(text) - limit} more)"
+
+
+def _line(value: Any) -> int | None:
+    return value if isinstance(value, int) and not isinstance(value, bool) else None
 
 
 class SubmissionError(Exception):
     """The submission's code raised. Carries the exception as data from the runner."""
 
     def __init__(self, info: dict[str, Any]) -> None:
-        self.type = str(info.get("type", "Exception"))
-        self.message = str(info.get("message", ""))
-        self.traceback = str(info.get("traceback", ""))
-        self.line = info.get("line")
+        info = info if isinstance(info, dict) else {}
+        self.type = _text(info.get("type"), MAX_TYPE_CHARS) or "Exception"
+        self.message = _text(info.get("message"), MAX_MESSAGE_CHARS)
+        self.traceback = _text(info.get("traceback"), MAX_TRACEBACK_CHARS)
+        self.line = _line(info.get("line"))
         super().__init__(f"{self.type}: {self.message}")
 
     @property
@@ -46,9 +73,24 @@ class ImportFailed(Exception):
     """The file did not import, or lacks a required name."""
 
     def __init__(self, info: dict[str, Any]) -> None:
-        self.info = info
-        self.where = info.get("where", "submission")
-        super().__init__(f"{info.get('type')}: {info.get('message')}")
+        info = info if isinstance(info, dict) else {}
+        missing = info.get("missing")
+        if isinstance(missing, list):
+            missing = [_text(n, 100) for n in missing[:MAX_MISSING_NAMES]
+                       if isinstance(n, str)] or None
+        else:
+            missing = None
+        # Only what was checked is kept: the runner may send anything under these keys.
+        self.info: dict[str, Any] = {
+            "where": "fixture" if info.get("where") == "fixture" else "submission",
+            "type": _text(info.get("type"), MAX_TYPE_CHARS) or "ImportError",
+            "message": _text(info.get("message"), MAX_MESSAGE_CHARS),
+            "traceback": _text(info.get("traceback"), MAX_TRACEBACK_CHARS),
+            "line": _line(info.get("line")),
+            "missing": missing,
+        }
+        self.where = self.info["where"]
+        super().__init__(f"{self.info['type']}: {self.info['message']}")
 
     def describe(self) -> T:
         missing = self.info.get("missing")
@@ -144,7 +186,13 @@ class RunnerSession:
         for key in ("submission", "fixture"):
             if hello.get(key):
                 hello[key] = self.process.path_inside(hello[key])
-        self.process.channel.send(Kind.HELLO, hello)
+        try:
+            self.process.channel.send(Kind.HELLO, hello,
+                                      deadline=time.monotonic() + START_TIMEOUT_S)
+        except ChannelTimeout:
+            self.process.kill("wall")  # ready() says how it ended
+        except ChannelClosed:
+            pass  # the process died at once: ready() says how
 
     def ready(self) -> dict[str, Any]:
         """Wait for READY. Raises ImportFailed or RunnerLost."""
@@ -181,8 +229,8 @@ class RunnerSession:
             return
         if p.alive and self.lost is None:
             try:
-                p.channel.send(Kind.BYE)
-            except ProtocolError:
+                p.channel.send(Kind.BYE, deadline=time.monotonic() + BYE_TIMEOUT_S)
+            except ProtocolError:  # it stopped reading, or is gone: killed just below
                 pass
             if p.wait(1.0) is None:
                 p.kill()
@@ -218,7 +266,9 @@ class RunnerSession:
         assert self.process is not None
         body = {"target": target, "fn": fn, "args": args, "kwargs": kwargs,
                 "return_args": return_args}
-        self.process.channel.send(Kind.CALL, body)
+        budget = self.budget or Budget(START_TIMEOUT_S)
+        self._send(Kind.CALL, body, budget.deadline(time.monotonic()) + SEND_GRACE_S,
+                   budget.seconds)
         return Stream(self)
 
     def timed_run(self, target: str, fn: str, args: list, kwargs: dict, deadline_s: float,
@@ -231,15 +281,20 @@ class RunnerSession:
         self.ready()
         assert self.process is not None
         ch = self.process.channel
-        ch.send(Kind.STAGE, {"id": 1, "target": target, "fn": fn, "args": args,
-                             "kwargs": kwargs, "prepare": prepare, "cpu": cpu})
-        msg = self._recv(time.monotonic() + START_TIMEOUT_S, START_TIMEOUT_S)
+        self._send(Kind.STAGE, {"id": 1, "target": target, "fn": fn, "args": args,
+                                "kwargs": kwargs, "prepare": prepare, "cpu": cpu},
+                   time.monotonic() + deadline_s + SEND_GRACE_S, deadline_s)
+        # Staging with ``prepare`` builds the scenario's state (a model, data): up to the
+        # start-up allowance. Without, the runner only takes the inputs in; one that does
+        # not answer in time has stopped reading (a thread holding the GIL, say).
+        wait_s = START_TIMEOUT_S if prepare else max(deadline_s, 10.0) + SEND_GRACE_S
+        msg = self._recv(time.monotonic() + wait_s, deadline_s)
         if msg.kind is Kind.ERROR:
             raise SubmissionError(msg.body if isinstance(msg.body, dict) else {})
         if msg.kind is not Kind.DONE:
             raise self._broken(f"expected DONE, got {msg.kind}")
         start = time.perf_counter()
-        ch.send(Kind.RUN, {"id": 1})
+        self._send(Kind.RUN, {"id": 1}, time.monotonic() + deadline_s, deadline_s)
         raw = self._recv(time.monotonic() + deadline_s, deadline_s, raw=True)
         elapsed = time.perf_counter() - start
         try:
@@ -252,6 +307,18 @@ class RunnerSession:
     def _check_usable(self) -> None:
         if self.lost is not None:
             raise self.lost
+
+    def _send(self, kind: Kind, body: Any, deadline: float, wall_s: float) -> None:
+        """Send, or end the runner: one that does not take a message before ``deadline``
+        has stopped reading (held the GIL, hung, flooded us) and is killed for time."""
+        assert self.process is not None
+        try:
+            self.process.channel.send(kind, body, deadline=deadline)
+        except ChannelTimeout:
+            self.process.kill("wall")
+            raise self._lose(wall_s) from None
+        except ChannelClosed:
+            raise self._lose(wall_s) from None
 
     def _recv(self, deadline: float, wall_s: float, *, raw: bool = False):
         assert self.process is not None
@@ -302,10 +369,17 @@ class Event:
         if self.kind is not Kind.ASK or self.answered:
             raise RuntimeError("only an unanswered ASK can be replied to")
         self.answered = True
-        process = self._stream.session.process
+        session = self._stream.session
+        process = session.process
         assert process is not None
+        budget = self._stream.budget
         try:
-            process.channel.send(Kind.REPLY, data)
+            process.channel.send(Kind.REPLY, data,
+                                 deadline=self._stream.deadline + SEND_GRACE_S)
+        except ChannelTimeout:
+            # It asks and asks but does not read the answers: out of time, not a hang.
+            process.kill("wall")
+            raise session._lose(budget.seconds) from None
         except ProtocolError:
             pass  # the process died meanwhile; the next recv says how
 
@@ -317,14 +391,17 @@ class Stream:
         self.session = session
         self.result: CallResult | None = None
         self.started = time.monotonic()
+        self.budget = session.budget or Budget(START_TIMEOUT_S)
+        self.deadline = self.budget.deadline(self.started)
 
     def __iter__(self) -> Iterator[Event]:
         s = self.session
-        budget = s.budget or Budget(START_TIMEOUT_S)
+        budget = self.budget
         start = time.monotonic()
+        self.deadline = budget.deadline(start)
         try:
             while True:
-                msg = s._recv(budget.deadline(start), budget.seconds)
+                msg = s._recv(self.deadline, budget.seconds)
                 if msg.kind in (Kind.EVENT, Kind.ASK):
                     event = Event(self, msg.kind, msg.body)
                     yield event

@@ -38,6 +38,7 @@ import torch
 from sandbox.protocol import Channel, Kind, ProtocolError
 
 MAX_MESSAGE = 4000
+MAX_TYPE_NAME = 200  # a class's name is the submission's choice too (it may be megabytes)
 
 
 class Context:
@@ -77,13 +78,23 @@ def _safe_str(e: BaseException) -> str:
         return "<the exception's message could not be shown>"
 
 
+def _type_name(e: BaseException) -> str:
+    try:
+        name = type(e).__name__
+        if not isinstance(name, str):
+            raise TypeError
+    except Exception:
+        return "<unnamed exception>"
+    return name if len(name) <= MAX_TYPE_NAME else name[:MAX_TYPE_NAME] + "..."
+
+
 def _describe(e: BaseException, focus: str | None) -> dict[str, Any]:
     """An exception as data: its type, message and the frames of the learner's file."""
     if isinstance(e, SyntaxError):
         # The compiler's own report says where; the import machinery's frames do not help.
         if e.filename:
             e.filename = os.path.basename(e.filename)
-        return {"type": type(e).__name__, "message": _safe_str(e), "line": e.lineno,
+        return {"type": _type_name(e), "message": _safe_str(e), "line": e.lineno,
                 "traceback": "".join(traceback.format_exception_only(type(e), e))[-MAX_MESSAGE:]}
     frames = traceback.extract_tb(e.__traceback__)
     mine = [f for f in frames if focus and f.filename == focus]
@@ -91,7 +102,7 @@ def _describe(e: BaseException, focus: str | None) -> dict[str, Any]:
     tb = "".join(f'  File "{os.path.basename(f.filename)}", line {f.lineno}, in {f.name}\n'
                  + (f"    {f.line}\n" if f.line else "") for f in shown)
     return {
-        "type": type(e).__name__,
+        "type": _type_name(e),
         "message": _safe_str(e),
         "traceback": tb[-MAX_MESSAGE:],
         "line": mine[-1].lineno if mine else None,
@@ -191,7 +202,14 @@ class Runner:
         if return_args:
             body["args"] = args
             body["kwargs"] = kwargs
-        self.channel.send(Kind.RESULT, body)
+        try:
+            self.channel.send(Kind.RESULT, body)
+        except (TypeError, ValueError, OverflowError) as e:
+            # Encoding failed before a byte went out (too large, too many tensors): say so
+            # as the call's error instead of dying with a traceback nobody sees.
+            self.channel.send(Kind.ERROR, {
+                "type": "ResultNotSendable", "line": None, "traceback": "",
+                "message": f"the returned value cannot be sent to the judge: {_safe_str(e)}"})
 
     def serve(self) -> None:
         while True:
