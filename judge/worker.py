@@ -11,14 +11,23 @@ While a job is judged a side thread posts its progress events and renews the lea
 third of the lease. If the lease is lost (the worker stalled and the job went to someone
 else) the result is dropped: the server would refuse it anyway. On SIGTERM or Ctrl-C the
 job in hand is released back to the queue before the worker exits.
+
+Nothing a job holds may stop the worker: every body is made JSON-safe before it is posted
+(lone surrogates, NaN), a judging that raises becomes an ``internal_error`` report, a report
+that cannot be posted is replaced by a short ``internal_error`` one, the lease thread
+survives whatever a batch of events does, and a job claimed more than
+:data:`MAX_ATTEMPTS` times (each earlier attempt ended without a result) is ended as
+``internal_error`` instead of being judged again.
 """
 
 from __future__ import annotations
 
 import json
 import logging
+import math
 import os
 import platform
+import re
 import signal
 import subprocess
 import sys
@@ -44,6 +53,9 @@ RETRY_MAX_S = 10.0
 DEFAULT_STORE = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / \
     "torch-judge" / "bank"
 CLAIM_WAIT_MAX_S = 120.0
+# A job claimed this many times without a result (released by a crashing judging, or its
+# lease lost) is not judged again: it ends as internal_error.
+MAX_ATTEMPTS = 5
 
 
 class Fatal(Exception):
@@ -82,7 +94,7 @@ class WorkerClient:
         self.headers = {"Authorization": f"Bearer {token}"}
 
     def _post(self, path: str, body: dict[str, Any]):
-        response = self.http.post(path, json=body, headers=self.headers)
+        response = self.http.post(path, json=json_safe(body), headers=self.headers)
         if response.status_code == 401:
             raise Fatal(f"the server refused the worker token: {response.text}")
         if response.status_code >= 500:
@@ -172,6 +184,12 @@ class LeaseKeeper(threading.Thread):
                 if self.stopping:
                     return
                 time.sleep(0.5)
+            except Exception:  # anything else (a bug, a refused token): keep the lease alive
+                log.exception("job %s: posting progress or renewing failed", self.job.job_id)
+                next_renew = min(next_renew, time.monotonic() + 1.0)
+                if self.stopping:
+                    return
+                time.sleep(0.5)
             if self.lost:
                 log.warning("job %s: lease lost; its result will be dropped", self.job.job_id)
             with self.lock:
@@ -190,6 +208,7 @@ class LeaseKeeper(threading.Thread):
             with self.lock:
                 self.pending = batch + self.pending
             raise
+        # Anything else drops the batch (a retry would fail the same way): progress only.
 
     def close(self) -> None:
         self.stopping = True
@@ -255,7 +274,17 @@ class Worker:
             self.current = job
             try:
                 self.judge(job)
-            except BaseException:  # SIGTERM/Ctrl-C (KeyboardInterrupt) or a bug: give it back
+            except Exception as e:
+                if isinstance(e, Fatal):
+                    self.release_current()
+                    raise
+                # judge() turns every failure into a report; should one still get here, the
+                # job goes back (MAX_ATTEMPTS bounds how often) and the worker goes on.
+                log.exception("job %s failed outside its judging", job.job_id)
+                self.release_current()
+                time.sleep(delay)
+                continue
+            except BaseException:  # SIGTERM/Ctrl-C (KeyboardInterrupt): give it back
                 self.release_current()
                 raise
             finally:
@@ -269,16 +298,34 @@ class Worker:
         else:
             log.info("judging submission %s (job %s, attempt %s, %s)", job.submission_id,
                      job.job_id, job.attempt, job.problem)
+        if job.attempt > MAX_ATTEMPTS:
+            log.error("job %s: attempt %s, giving up on it", job.job_id, job.attempt)
+            self.send_result(job, self._failed(job, T(
+                f"评测了 {job.attempt - 1} 次都没有得到结果，已放弃",
+                f"judging was attempted {job.attempt - 1} times without a result; "
+                f"given up")))
+            return
         keeper = LeaseKeeper(self.client, job)
         keeper.start()
         try:
             work = self.validate if job.kind == "validate" else self.grade
-            report = work(job, keeper.push)
+            try:
+                report = work(job, keeper.push)
+            except Exception as e:  # a bug (or a download that failed): say so, go on
+                log.exception("job %s crashed", job.job_id)
+                report = self._failed(job, T(f"评测机出错：{type(e).__name__}: {e}",
+                                             f"the worker failed: {type(e).__name__}: {e}"))
         finally:
             keeper.close()
         if keeper.lost:
             return
         self.send_result(job, report)
+
+    def _failed(self, job: Claimed, message: T) -> dict[str, Any]:
+        """The result of a job that could not be judged (the judge's fault)."""
+        if job.kind == "validate":
+            return _refused(message.en)
+        return _internal_error(job, message).to_json("zh")
 
     def grade(self, job: Claimed, on_progress: Callable[[dict[str, Any]], None]) -> dict:
         from judge.grader import Options, grade
@@ -331,7 +378,11 @@ class Worker:
                 "skipped": result.skipped}
 
     def send_result(self, job: Claimed, report: dict[str, Any]) -> None:
+        """Post the result, retrying network errors for a lease's length. A report that
+        cannot be posted at all (a bug, a value the server refuses) is replaced by a short
+        internal_error one; if even that fails, the job is released."""
         deadline, delay = time.monotonic() + job.lease_seconds, 0.5
+        replaced = False
         while True:
             try:
                 status = self.client.result(job, report)
@@ -348,16 +399,59 @@ class Worker:
                     return
                 time.sleep(delay)
                 delay = min(delay * 2, RETRY_MAX_S)
+            except Fatal:
+                raise
+            except Exception as e:
+                log.exception("the result of job %s cannot be sent", job.job_id)
+                if replaced:
+                    self._release(job)
+                    return
+                replaced = True
+                report = self._failed(job, T(
+                    f"评测结果无法发送：{type(e).__name__}",
+                    f"the judge could not send this result: {type(e).__name__}"))
 
     def release_current(self) -> None:
-        job = self.current
-        if job is None:
-            return
+        if self.current is not None:
+            self._release(self.current)
+
+    def _release(self, job: Claimed) -> None:
         try:
             self.client.release(job)
             log.info("released job %s back to the queue", job.job_id)
-        except (httpx.HTTPError, Fatal) as e:
+        except Exception as e:  # HTTP, Fatal, anything: the lease expires by itself
             log.warning("could not release job %s (%s); its lease will expire", job.job_id, e)
+
+
+_LONE_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def clean_str(text: str) -> str:
+    """Lone surrogates replaced by U+FFFD (sandbox.protocol.clean_str, without importing
+    torch here: the worker imports it only once its capabilities are being detected)."""
+    return _LONE_SURROGATE.sub("\ufffd", text)
+
+
+def json_safe(value: Any, depth: int = 0) -> Any:
+    """``value`` as something any JSON encoder accepts and any UTF-8 reader reads: lone
+    surrogates become U+FFFD, NaN and infinities None, tuples lists, keys strings, anything
+    else its str()."""
+    if isinstance(value, str):
+        return clean_str(value)
+    if value is None or isinstance(value, bool | int):
+        return value
+    if isinstance(value, float):
+        return value if math.isfinite(value) else None
+    if depth > 100:
+        return None
+    if isinstance(value, dict):
+        return {clean_str(str(k)): json_safe(v, depth + 1) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [json_safe(v, depth + 1) for v in value]
+    try:
+        return clean_str(str(value))
+    except Exception:
+        return f"<{type(value).__name__}>"
 
 
 def _refused(error: str) -> dict[str, Any]:

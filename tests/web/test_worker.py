@@ -191,3 +191,133 @@ def test_a_worker_the_server_forgot_registers_again(client, alice, worker, plain
     assert w.run(until_idle=True) == 1
     assert w.worker_id != 4242
     assert client.get(f"/api/submissions/{sid}", headers=alice).json()["verdict"] == "accepted"
+
+
+# ---------------------------------------------------------------- nothing a job holds stops it
+
+SURROGATE = "bad \ud800 char"  # a lone surrogate: no UTF-8 encoder accepts it
+
+
+def _report_with(message: str):
+    from judge.i18n import T
+    from judge.report import Report
+    from judge.verdict import Verdict
+
+    report = Report.from_json(fake_report(message=message, output=message))
+    report.verdict = Verdict.RUNTIME_ERROR
+    report.message = T(message, message)
+    return report
+
+
+def test_lone_surrogates_in_a_report_and_its_progress_are_posted_cleaned(
+        client, alice, worker, plain, problems_root):
+    """A report (and progress events) holding lone surrogates, as a submission's exception
+    message once could: httpx cannot encode them, which killed the lease thread and the
+    worker, and the job was claimed again forever."""
+    sid = submit(client, alice).json()["id"]
+    renewals = []
+    real_renew = worker.renew
+    worker.renew = lambda job: renewals.append(job.job_id) or real_renew(job)
+
+    def grade(problem, code, launcher, options, on_progress):
+        on_progress({"event": "running", "index": 0, "name": SURROGATE, SURROGATE: 1.5})
+        time.sleep(0.5)  # the lease keeper must still be renewing after that batch
+        return _report_with(SURROGATE)
+
+    w = make_worker(worker, plain, problems_root, grade=grade)
+    w.worker_id = worker.register("w", False, {})
+    job = worker.claim(w.worker_id, False, 0)
+    w.current = job
+    w.judge(Claimed(**{**job.__dict__, "lease_seconds": 0.3}))
+    assert len(renewals) >= 2
+    done = client.get(f"/api/submissions/{sid}?lang=en", headers=alice).json()
+    assert done["status"] == "done" and done["verdict"] == "runtime_error"
+    assert done["message"] == "bad \ufffd char"
+
+
+def test_a_result_that_cannot_be_posted_becomes_an_internal_error(client, alice, worker,
+                                                                  plain, problems_root):
+    sid = submit(client, alice).json()["id"]
+    real_result, sent = worker.result, []
+
+    def result(job, report):
+        sent.append(report["verdict"])
+        if len(sent) == 1:
+            raise ValueError("Out of range float values are not JSON compliant")
+        return real_result(job, report)
+
+    worker.result = result
+    w = make_worker(worker, plain, problems_root, grade=_fake_grade)
+    assert w.run(until_idle=True) == 1
+    assert sent == ["accepted", "internal_error"]
+    done = client.get(f"/api/submissions/{sid}?lang=en", headers=alice).json()
+    assert done["verdict"] == "internal_error"
+    assert "could not send this result: ValueError" in done["message"]
+
+
+def test_a_result_that_never_posts_releases_the_job_and_the_worker_goes_on(
+        client, alice, worker, plain, problems_root):
+    sid = submit(client, alice).json()["id"]
+
+    def result(job, report):
+        raise UnicodeEncodeError("utf-8", "\ud800", 0, 1, "surrogates not allowed")
+
+    worker.result = result
+    w = make_worker(worker, plain, problems_root, grade=_fake_grade)
+    w.worker_id = worker.register("w", False, {})
+    job = worker.claim(w.worker_id, False, 0)
+    w.current = job
+    w.judge(job)  # does not raise
+    assert client.get(f"/api/submissions/{sid}", headers=alice).json()["status"] == "queued"
+
+
+def test_a_crash_outside_grade_is_an_internal_error(client, alice, worker, plain,
+                                                    problems_root):
+    sid = submit(client, alice).json()["id"]
+    w = make_worker(worker, plain, problems_root, grade=_fake_grade)
+
+    def broken(*args, **kwargs):
+        raise OSError("disk gone")
+
+    w.problems.get = broken  # type: ignore[method-assign]
+    assert w.run(until_idle=True) == 1
+    done = client.get(f"/api/submissions/{sid}?lang=en", headers=alice).json()
+    assert done["verdict"] == "internal_error" and "OSError: disk gone" in done["message"]
+
+
+def test_an_error_escaping_judge_releases_the_job_and_the_loop_goes_on(
+        client, alice, worker, plain, problems_root, monkeypatch):
+    sid = submit(client, alice).json()["id"]
+    w = make_worker(worker, plain, problems_root, grade=_fake_grade)
+    calls = []
+
+    def judge(job):
+        calls.append(job.attempt)
+        if len(calls) == 1:
+            raise RuntimeError("a bug in the worker")
+        Worker.judge(w, job)
+
+    monkeypatch.setattr(w, "judge", judge)
+    monkeypatch.setattr(time, "sleep", lambda s: None)
+    assert w.run(until_idle=True) == 1  # the first attempt released, the second judged
+    assert calls == [1, 2]
+    assert client.get(f"/api/submissions/{sid}", headers=alice).json()["verdict"] == "accepted"
+
+
+def test_a_job_claimed_too_often_is_ended_not_judged_again(client, alice, worker, plain,
+                                                          problems_root, app):
+    from sqlalchemy import text
+
+    from judge.worker import MAX_ATTEMPTS
+
+    sid = submit(client, alice).json()["id"]
+    with app.state.engine.begin() as conn:  # as if every earlier attempt was released
+        conn.execute(text("update jobs set attempts = :n"), {"n": MAX_ATTEMPTS})
+
+    def never(*args, **kwargs):
+        raise AssertionError("judged again")
+
+    assert make_worker(worker, plain, problems_root, grade=never).run(until_idle=True) == 1
+    done = client.get(f"/api/submissions/{sid}?lang=en", headers=alice).json()
+    assert done["verdict"] == "internal_error"
+    assert f"attempted {MAX_ATTEMPTS} times without a result" in done["message"]
