@@ -46,9 +46,12 @@ class TemplateProcess:
         self.control = control
         self.lock = threading.Lock()
         self.info: dict[str, Any] = {}
+        # cwd="/": bubblewrap keeps the caller's working directory when it exists inside
+        # and sets PWD to it, so the worker's folder (a host path) would reach every job's
+        # environment.
         self.proc = subprocess.Popen(argv, pass_fds=pass_fds, stdin=subprocess.DEVNULL,
                                      stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-                                     start_new_session=True)
+                                     start_new_session=True, cwd="/")
         assert self.proc.stdout is not None
         self._logger = threading.Thread(target=self._log, args=(self.proc.stdout,), daemon=True,
                                         name=f"template-{self.proc.pid}")
