@@ -15,8 +15,16 @@ until train() returns. Checked here, from outside the sandbox:
 * after every kill: the restart redoes at most checkpoint_every steps, skips none, and does
   not raise (an exception there means the run could not resume: wrong_answer, with the kill
   named);
+* a kill planned in the middle of a checkpoint write (or right after one) waits for a write
+  that the fixture's torch.save announces; when none comes for 2 x checkpoint_every steps, the
+  case fails (the hooks run in the sandbox: a run that writes around them is not let through
+  without the kill);
 * at the end: the last logged loss of every step 1..total_steps and the final parameters are
-  bitwise those of the reference's uninterrupted run.
+  bitwise those of the reference's uninterrupted run, and ckpt_dir still holds a checkpoint
+  (at least half the reference's).
+
+The speed check times uninterrupted runs in folders named like the checked runs' ones, and
+after each timed run checks from the host that the folder holds a checkpoint too.
 """
 
 import os
