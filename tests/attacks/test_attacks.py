@@ -8,6 +8,11 @@ expects in its header::
     # expect: runtime_error            (or several: runtime_error|wrong_answer)
     # what: one line on what it tries
     # within: 40                       (seconds; default 60: a hang would take 120)
+    # throughput: yes                  (optional: every case and the speed check)
+    # shown: text                      (optional: the report must say this)
+    # not-shown: {root}                (optional: nor this; {root} is the project folder)
+
+Every report must also be valid Unicode (it is printed and posted as UTF-8) and small.
 """
 
 from __future__ import annotations
@@ -21,6 +26,7 @@ import pytest
 
 from judge.grader import Options, grade
 from judge.package import load_problem
+from judge.render import render
 from judge.verdict import Verdict
 from tests.sandbox.helpers import ROOT, job_mounts, leftovers, processes_of
 
@@ -33,6 +39,7 @@ PROBLEM = ROOT / "problems" / "padding-collate"
 CASES = ("example_basic", "random_right")
 # Text only the reference solution holds: it must never reach a submission's report.
 REFERENCE_MARKER = "Boolean assignment fills the True positions"
+MAX_REPORT_CHARS = 1_000_000
 
 
 def header(path: Path) -> dict[str, str]:
@@ -63,14 +70,24 @@ def test_attack_is_contained(path, attack_launcher, canaries, code_hashes, tmp_p
     before = processes_of(attack_launcher.uid)
 
     started = time.monotonic()
-    report = grade(problem, path.read_text(), attack_launcher,
-                   Options(cases=CASES, throughput=False, jobs_root=tmp_path))
+    options = (Options(jobs_root=tmp_path) if fields.get("throughput") == "yes"
+               else Options(cases=CASES, throughput=False, jobs_root=tmp_path))
+    report = grade(problem, path.read_text(), attack_launcher, options)
     took = time.monotonic() - started
 
     shown = json.dumps(report.to_json("en"), ensure_ascii=False)
     assert report.verdict in expected, f"{report.verdict}: {report.message.en}"
     assert took < within, f"took {took:.1f} s"
     assert report.isolation == "bwrap"
+    # What the CLI prints and the worker posts: valid UTF-8, of a sensible size.
+    for lang in ("en", "zh"):
+        assert len(render(report, lang).encode("utf-8")) < MAX_REPORT_CHARS
+        json.dumps(report.to_json(lang), ensure_ascii=False).encode("utf-8")
+    assert len(shown) < MAX_REPORT_CHARS, f"a report of {len(shown)} characters"
+    if "shown" in fields:
+        assert fields["shown"] in shown, report.message.en
+    if "not-shown" in fields:
+        assert fields["not-shown"].format(root=ROOT) not in shown
     # Nothing leaked: not the worker's environment, not a host file, not the reference.
     for secret in canaries.secrets():
         assert secret not in shown
