@@ -177,6 +177,7 @@ class RunnerSession:
         self.busy_s = 0.0
         self.budget: Budget | None = None
         self.lost: RunnerLost | None = None
+        self.last_stage_s = 0.0  # see timed_run
 
     # ---------------------------------------------------------------- life
     def start(self) -> None:
@@ -281,6 +282,7 @@ class RunnerSession:
         self.ready()
         assert self.process is not None
         ch = self.process.channel
+        staged = time.perf_counter()
         self._send(Kind.STAGE, {"id": 1, "target": target, "fn": fn, "args": args,
                                 "kwargs": kwargs, "prepare": prepare, "cpu": cpu},
                    time.monotonic() + deadline_s + SEND_GRACE_S, deadline_s)
@@ -294,6 +296,10 @@ class RunnerSession:
         if msg.kind is not Kind.DONE:
             raise self._broken(f"expected DONE, got {msg.kind}")
         start = time.perf_counter()
+        # How long staging took: the submission's runner could do the work while staging
+        # (it has the inputs then), so the throughput check charges what it takes beyond
+        # the reference's staging of the same inputs.
+        self.last_stage_s = start - staged
         self._send(Kind.RUN, {"id": 1}, time.monotonic() + deadline_s, deadline_s)
         raw = self._recv(time.monotonic() + deadline_s, deadline_s, raw=True)
         elapsed = time.perf_counter() - start
