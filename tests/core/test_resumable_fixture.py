@@ -140,3 +140,26 @@ def test_the_module_holds_no_unhooked_save(tmp_path):
         assert not leaked, leaked
     """)
     assert asked == []
+
+
+def test_checkpoint_folder_names_are_unpredictable_and_never_taken(tmp_path, monkeypatch):
+    """A submission that fills its folder with names (ckpt-0, ckpt-1, ... or anything) makes
+    the judge choose another name, never crash on its own mkdir."""
+    from judge.package import load_problem
+
+    tests = load_problem(ROOT / "problems" / "resumable-training").load_tests_module()
+
+    class Case:
+        def workdir(self, role="sub"):
+            return tmp_path
+
+    assert tests.folder_name() != tests.folder_name()
+    planted = ["ckpt-planted-dir", "ckpt-planted-file", "ckpt-planted-link"]
+    (tmp_path / planted[0]).mkdir()
+    (tmp_path / planted[1]).write_text("x")
+    (tmp_path / planted[2]).symlink_to("/")
+    names = iter([*planted, "ckpt-free"])
+    monkeypatch.setattr(tests, "folder_name", lambda: next(names))
+    host, name = tests.new_folder(Case(), "sub")
+    assert (host, name) == (tmp_path / "ckpt-free", "ckpt-free")
+    assert not host.exists()  # the fixture makes it, as it makes the timed runs' folders
