@@ -51,7 +51,7 @@ class Workload:
     ``prepare`` (a fixture scenario), the runner first builds untimed state from the
     inputs, ``prepare(sol, ctx, *args, **kwargs)``, and the timed call is
     ``fn(sol, ctx, state)``. ``check(got, expected)`` returns True (or None) when the
-    submission's result is right, False or a message otherwise.
+    submission's result is right, False or a message otherwise (see ``check_folders``).
     """
 
     fn: str
@@ -62,6 +62,10 @@ class Workload:
     warmup: int = 2
     min_pairs: int = 9
     max_pairs: int = 80
+    # With True, ``check(got, expected, folders)`` also gets the host folders of the two
+    # runners' jobs ({"sub": Path, "ref": Path}), to verify from outside what a timed call
+    # left on disk.
+    check_folders: bool = False
 
 
 @dataclass
@@ -171,7 +175,11 @@ def measure(workload: Workload, spec: Throughput, sessions, rng: torch.Generator
             stage[role] = session.last_stage_s
         if retry:
             continue
-        verdict = workload.check(results["sub"], results["ref"])
+        if workload.check_folders:
+            folders = {"sub": Path(sub.job.dir), "ref": Path(ref.job.dir)}
+            verdict = workload.check(results["sub"], results["ref"], folders)
+        else:
+            verdict = workload.check(results["sub"], results["ref"])
         if verdict is False or isinstance(verdict, T):
             m.verdict = Verdict.WRONG_ANSWER
             m.message = T("速度测试中的一次调用结果不正确（输入是隐藏的）",

@@ -29,7 +29,6 @@ after each timed run checks from the host that the folder holds a checkpoint too
 
 import os
 import secrets
-import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -37,7 +36,7 @@ import torch
 
 from judge import compare
 from judge.i18n import T
-from judge.session import RunnerSession, SubmissionError
+from judge.session import SubmissionError
 from judge.testing import case, workload
 from judge.throughput import Workload
 from sandbox.protocol import Kind
@@ -724,20 +723,6 @@ def long_interval(t):
 # ---------------------------------------------------------------- throughput
 
 
-def timed_runners() -> dict[str, Path]:
-    """The host folders of the two runners being timed. A throughput check hands check()
-    the two results only, so they are found in the caller's frames: judge.throughput's
-    measure() holds the sessions it times as ``sub`` and ``ref``. Should that change, the
-    check fails loudly (an internal error, which `judge check` shows), never silently."""
-    frame = sys._getframe(1)
-    while frame is not None:
-        found = {role: frame.f_locals.get(role) for role in ("sub", "ref")}
-        if all(isinstance(s, RunnerSession) for s in found.values()):
-            return {role: Path(s.job.dir) for role, s in found.items()}
-        frame = frame.f_back
-    raise AssertionError("checkpoint_overhead: the timed runners' folders were not found")
-
-
 def timed_checkpoint(sub: Path, ref: Path) -> T | None:
     """After a timed run, measured from outside: the submission's folder holds at least half
     a checkpoint's worth (the reference's checkpoint of the same run). A run that skips its
@@ -772,16 +757,15 @@ def checkpoint_overhead(device):
         current["name"] = folder_name()
         return [params, current["name"]], {}
 
-    def check(got, exp):
+    def check(got, exp, folders):
         if not isinstance(got, dict):
             return False
         problem = (compare.value_equal(got.get("logs"), exp["logs"], what="logs")
                    or compare.value_equal(got.get("final"), exp["final"], what="final parameters"))
         if problem is not None:
             return problem
-        runners = timed_runners()
-        return timed_checkpoint(runners["sub"] / current["name"],
-                                runners["ref"] / current["name"]) or True
+        return timed_checkpoint(folders["sub"] / current["name"],
+                                folders["ref"] / current["name"]) or True
 
     return Workload(fn="timed_train", target="fixture", prepare="prepare_timed", make=make,
-                    check=check, warmup=1, min_pairs=7, max_pairs=30)
+                    check=check, check_folders=True, warmup=1, min_pairs=7, max_pairs=30)

@@ -212,3 +212,31 @@ _R.stage = _stage
 def test_work_done_while_the_inputs_are_staged_is_charged(problem, launcher):
     report = judge(problem, WORKS_WHILE_STAGED, launcher)
     assert report.verdict is Verdict.TOO_SLOW, (report.message.en, report.throughput)
+
+
+FOLDER_WORKLOAD = '''
+from judge.testing import workload
+from judge.throughput import Workload
+
+@workload
+def big(device):
+    def make(rng):
+        return [torch.randint(0, 100, (20_000,), generator=rng)], {}
+
+    def check(got, exp, folders):
+        # the host folders of the two runners' jobs, where a timed call's files would be
+        if not (folders["sub"].is_dir() and folders["ref"].is_dir()
+                and folders["sub"] != folders["ref"]):
+            return False
+        return torch.equal(got, exp)
+
+    return Workload(fn="double", make=make, check=check, check_folders=True,
+                    min_pairs=5, max_pairs=12)
+'''
+
+
+def test_a_check_can_look_at_the_runners_folders(make_problem, launcher):
+    toml = THROUGHPUT_TOML.format(slug="double-it", number=7, wall=5.0, memory=2048)
+    problem = make_problem(toml=toml, tests=TESTS + FOLDER_WORKLOAD)
+    report = judge(problem, FAST, launcher)
+    assert report.verdict is Verdict.ACCEPTED, (report.message.en, report.detail.en)
