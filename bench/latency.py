@@ -31,8 +31,10 @@ from __future__ import annotations
 import argparse
 import importlib.util
 import logging
+import os
 import statistics
 import sys
+import tempfile
 import time
 from pathlib import Path
 from types import ModuleType
@@ -194,6 +196,9 @@ def main(argv: list[str] | None = None) -> int:
     from sandbox.bwrap import BwrapLauncher
 
     torch.set_num_threads(1)  # as in the runners (HELLO asks for one thread)
+    # Bare runs execute fixtures in this process, and fixtures write into the working
+    # folder (a runner's is its job folder): give them a scratch one.
+    os.chdir(tempfile.mkdtemp(prefix="latency-bare-", dir=os.environ.get("TMPDIR")))
 
     started = time.perf_counter()
     launcher = BwrapLauncher(args.slot, warm=not args.cold)
