@@ -43,9 +43,8 @@ def summary(report: Report, lang: str) -> str:
     v = report.verdict
     color = "32" if v is Verdict.ACCEPTED else "31"
     skipped = report.skipped
-    judged = len(report.tests) - skipped
-    text = T(f"{v.label.zh}：{report.passed} / {judged} 个用例通过",
-             f"{v.label.en}: {report.passed} / {judged} cases passed")(lang)
+    text = T(f"{v.label.zh}：{report.passed} / {report.total} 个用例通过",
+             f"{v.label.en}: {report.passed} / {report.total} cases passed")(lang)
     if skipped:
         text += T(f"（{skipped} 个未运行：需要本机没有的 CUDA）",
                   f" ({skipped} skipped: they need CUDA, which this machine lacks)")(lang)

@@ -92,6 +92,11 @@ class Report:
         not counted in ``total``."""
         return sum(t.needs_cuda for t in self.tests)
 
+    @property
+    def total(self) -> int:
+        """The cases counted in "passed / total": all but those this machine could not run."""
+        return len(self.tests) - self.skipped
+
     def to_json(self, lang: str = "zh", *, learner: bool = False) -> dict[str, Any]:
         return {
             "verdict": str(self.verdict),
@@ -104,7 +109,7 @@ class Report:
             **({"details": self.detail.as_dict()} if self.detail != EMPTY and not learner else {}),
             "tests": [t.to_json(lang, learner=learner) for t in self.tests],
             "passed": self.passed,
-            "total": len(self.tests) - self.skipped,
+            "total": self.total,
             "skipped": self.skipped,
             "throughput": self.throughput,
             "device": self.device,

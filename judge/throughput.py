@@ -57,7 +57,7 @@ class Workload:
 
     fn: str
     make: Callable[[torch.Generator], tuple[list, dict]]
-    check: Callable[[Any, Any], Any]
+    check: Callable[..., Any]  # (got, expected) or, with check_folders, (got, expected, folders)
     target: str = "sub"
     prepare: str | None = None
     warmup: int = 2
