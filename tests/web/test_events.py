@@ -11,13 +11,21 @@ from tests.web.support import HIDDEN_MARK, fake_report, judge_next, make_user, p
 from tests.web.support import submit as api_submit
 
 
-def read_stream(client, sid: int, headers: dict, lang: str = "zh") -> list[dict]:
+def read_stream(client, sid: int, headers: dict, lang: str = "zh",
+                opened: threading.Event | None = None) -> list[dict]:
+    """Every event of a submission's stream, until it ends. ``opened`` is set once the first
+    event has arrived (so a test can act on the job only after the stream is attached)."""
+    events = []
     with client.stream("GET", f"/api/submissions/{sid}/events?lang={lang}",
                        headers=headers) as r:
         assert r.status_code == 200
         assert r.headers["content-type"].startswith("text/event-stream")
-        body = "".join(r.iter_text())
-    return [json.loads(line[5:]) for line in body.splitlines() if line.startswith("data:")]
+        for line in r.iter_lines():
+            if line.startswith("data:"):
+                events.append(json.loads(line[5:]))
+                if opened is not None:
+                    opened.set()
+    return events
 
 
 def kinds(events: list[dict]) -> list[str]:
@@ -47,8 +55,10 @@ def test_live_progress_in_order(client, alice, worker):
     events = progress_events(report)
     wid = worker.register("w", False, {})
 
+    opened = threading.Event()
+
     def judge_slowly() -> None:
-        time.sleep(0.4)
+        assert opened.wait(timeout=20)  # the stream has shown the job as queued
         job = worker.claim(wid, False, 0)
         for event in events[:-1]:
             assert worker.events(job, [event])
@@ -57,7 +67,7 @@ def test_live_progress_in_order(client, alice, worker):
 
     judge = threading.Thread(target=judge_slowly)
     judge.start()
-    seen = read_stream(client, sid, alice)
+    seen = read_stream(client, sid, alice, opened=opened)
     judge.join()
     assert seen[0] == {"event": "queued", "position": 0}
     assert kinds(seen[1:]) == ["start", "running", "test", "running", "test", "done"]

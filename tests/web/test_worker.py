@@ -106,7 +106,9 @@ def test_the_lease_keeper_renews_and_posts_progress(client, alice, worker, probl
         report = fake_report()
         for event in _events(report):
             on_progress(event)
-        time.sleep(0.5)
+        deadline = time.monotonic() + 20  # wait for renewals, not a fixed time (noisy CI)
+        while len(renewals) < 2 and time.monotonic() < deadline:
+            time.sleep(0.05)
         return Report.from_json(report)
 
     w = make_worker(worker, plain, problems_root, grade=slow_grade)
@@ -221,7 +223,11 @@ def test_lone_surrogates_in_a_report_and_its_progress_are_posted_cleaned(
 
     def grade(problem, code, launcher, options, on_progress):
         on_progress({"event": "running", "index": 0, "name": SURROGATE, SURROGATE: 1.5})
-        time.sleep(0.5)  # the lease keeper must still be renewing after that batch
+        # The lease keeper must still be renewing after that batch. Wait for two renewals
+        # rather than a fixed time: a loaded CI machine may take longer than 0.5 s for them.
+        deadline = time.monotonic() + 20
+        while len(renewals) < 2 and time.monotonic() < deadline:
+            time.sleep(0.05)
         return _report_with(SURROGATE)
 
     w = make_worker(worker, plain, problems_root, grade=grade)
