@@ -16,6 +16,15 @@ from web.main import create_app
 from web.settings import Settings
 
 
+@pytest.fixture(autouse=True)
+def _no_settings_from_the_environment(monkeypatch):
+    """Web tests see only the settings they pass. The attack suite's session fixture puts a
+    canary JUDGE_WORKER_TOKEN in this process's environment, and pydantic-settings would
+    read it into every Settings() built later on the same xdist worker."""
+    for name in Settings.model_fields:
+        monkeypatch.delenv(f"JUDGE_{name.upper()}", raising=False)
+
+
 @pytest.fixture
 def problems_root(tmp_path) -> Path:
     return write_bank(tmp_path / "problems")
