@@ -4,8 +4,9 @@ For every problem with throughput checks, the reference (a solution at reference
 and every ``submissions/accepted`` and ``submissions/too_slow`` file are judged N times
 with one warm launcher, the way a worker would. Printed per file and check: the ratio's
 min / median / max, max/min, and the verdicts; at the end, the files whose verdicts differ
-from their folder's and the ratios wider than 1.10. Files marked ``# judge-check: needs
-cuda`` are skipped without a GPU. Targets on a noisy 2-core machine: max/min <= 1.10, and
+from their folder's and the ratios wider than 1.10 (of the reference and the accepted
+files: a too_slow measurement stops once clearly below the bar). Files marked
+``# judge-check: needs cuda`` are skipped without a GPU. Targets on a noisy 2-core machine: max/min <= 1.10, and
 the reference accepted N times out of N.
 
     python bench/throughput_stability.py [PROBLEM ...] [-n 10] [--no-sandbox] [--only reference]
@@ -81,12 +82,15 @@ def main() -> int:
                     spread = hi / lo if lo > 0 else float("inf")
                     print(f"      {name:<20} ratio min {lo:.3f}  median "
                           f"{statistics.median(values):.3f}  max {hi:.3f}  max/min {spread:.3f}")
-                    if spread > 1.10:
+                    # A too_slow measurement stops as soon as its interval is clearly below
+                    # the bar (a few pairs), so its spread is coarse by design: not a target.
+                    if spread > 1.10 and expected != "too_slow":
                         wide.append(f"{problem.slug} {label} {name}: {spread:.3f}")
             print()
         print(f"verdicts other than the folder's: {len(wrong)}" +
               "".join(f"\n  {w}" for w in wrong))
-        print(f"ratios with max/min > 1.10: {len(wide)}" + "".join(f"\n  {w}" for w in wide))
+        print(f"ratios with max/min > 1.10 (reference and accepted files): {len(wide)}"
+              + "".join(f"\n  {w}" for w in wide))
     finally:
         launcher.close()
     return 0

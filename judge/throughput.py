@@ -5,15 +5,20 @@ For every timed call the grader makes fresh inputs and stages them in both runne
 submission and the reference run the same inputs back to back, alternating who goes first
 (A B, B A, ...), in the same kind of sandbox. Every timed result is checked against the
 reference's, so skipping work or replaying an earlier answer fails. The first calls are a
-warm-up and are discarded. The ratio is the median over pairs of ``ref_time / sub_time``;
-repetitions go on until it is known tightly enough (or clearly on one side of the bar), or
-the budget is spent. A ratio just under the bar is measured once more before ``too_slow``.
-Clocks inside the sandbox are never read.
+warm-up and are discarded. The ratio is the median over pairs of ``ref_time / sub_time``
+(for a workload whose inputs come in kinds that cost differently by design, such as left
+and right padding, the geometric mean of each kind's median). Repetitions go on until it
+is known tightly enough (or clearly on one side of the bar), or the budget is spent. A
+ratio just under the bar is measured once more before ``too_slow``. Clocks inside the
+sandbox are never read. Every runner fixes glibc's malloc thresholds first
+(``sandbox.runner.steady_malloc``), so that how fast the same code allocates does not
+depend on what its runner happened to free before.
 """
 
 from __future__ import annotations
 
 import builtins
+import collections
 import contextlib
 import fcntl
 import math
@@ -53,6 +58,13 @@ class Workload:
     inputs, ``prepare(sol, ctx, *args, **kwargs)``, and the timed call is
     ``fn(sol, ctx, state)``. ``check(got, expected)`` returns True (or None) when the
     submission's result is right, False or a message otherwise (see ``check_folders``).
+
+    ``stratum(args, kwargs)`` names the kind of a call's inputs when kinds differ in cost
+    by design, so that a submission's ratio differs between them (``pad_sequence`` with
+    flips pads on the left at 0.7x the reference, on the right at 0.9x). The median of such
+    a mixture falls between its two modes and moves with the mix drawn; each kind's median
+    does not. The ratio is then the geometric mean of the kinds' medians, and a measurement
+    settles only once it has seen at least two kinds, three pairs each.
     """
 
     fn: str
@@ -67,6 +79,7 @@ class Workload:
     # runners' jobs ({"sub": Path, "ref": Path}), to verify from outside what a timed call
     # left on disk.
     check_folders: bool = False
+    stratum: Callable[[list, dict], str] | None = None
 
 
 @dataclass
@@ -79,18 +92,52 @@ class Measurement:
     detail: T | None = None  # admins only: may quote the hidden inputs
     stage_sub_s: list[float] = field(default_factory=list)  # untimed staging, per side
     stage_ref_s: list[float] = field(default_factory=list)
+    strata: list[str] = field(default_factory=list)  # each pair's kind (Workload.stratum)
+
+    def groups(self) -> list[list[float]]:
+        """The pair ratios by kind of input (one group for a workload without kinds)."""
+        if len(set(self.strata)) < 2:
+            return [self.ratios] if self.ratios else []
+        by: dict[str, list[float]] = collections.defaultdict(list)
+        for kind, r in zip(self.strata, self.ratios, strict=True):
+            by[kind].append(r)
+        return list(by.values())
 
     @property
     def ratio(self) -> float:
-        return statistics.median(self.ratios) if self.ratios else 0.0
+        return _geometric_mean([statistics.median(g) for g in self.groups()])
+
+    def interval(self) -> tuple[float, float]:
+        """A confidence interval for ``ratio``: each kind's median interval, combined."""
+        ends = [median_interval(g) for g in self.groups()]
+        return _geometric_mean([lo for lo, _ in ends]), _geometric_mean([hi for _, hi in ends])
+
+    def settled(self, workload: Workload, min_ratio: float) -> bool:
+        """Known tightly enough (or clearly below the bar) to stop measuring: at least
+        ``min_pairs`` pairs (and, for a workload with kinds of input, two kinds of three
+        pairs each), and a confidence interval of the ratio within ``REL_WIDTH``."""
+        groups = self.groups()
+        if len(self.ratios) < workload.min_pairs or (workload.stratum is not None and (
+                len(groups) < 2 or min(len(g) for g in groups) < 3)):
+            return False
+        lo, hi = self.interval()
+        return hi < min_ratio * BORDERLINE or (hi - lo) / max(self.ratio, 1e-9) <= REL_WIDTH
 
     @property
     def spread(self) -> float:
-        """Interquartile range of the pair ratios, relative to their median."""
-        if len(self.ratios) < 4 or not self.ratio:
+        """Interquartile range of the pair ratios (each relative to its kind's median)."""
+        relative = [r / m for g in self.groups() if (m := statistics.median(g)) for r in g]
+        if len(relative) < 4:
             return 0.0
-        q = statistics.quantiles(self.ratios, n=4)
-        return (q[2] - q[0]) / self.ratio
+        q = statistics.quantiles(relative, n=4)
+        return q[2] - q[0]
+
+
+def _geometric_mean(values: list[float]) -> float:
+    """0.0 for no values or any zero (a cut-short call)."""
+    if not values or min(values) <= 0:
+        return 0.0
+    return math.exp(sum(math.log(v) for v in values) / len(values))
 
 
 def median_interval(values: list[float], z: float = 1.96) -> tuple[float, float]:
@@ -161,6 +208,8 @@ def measure(workload: Workload, spec: Throughput, sessions, rng: torch.Generator
                                   f"one timed call took over {limit:.1f} s (the reference "
                                   f"takes about {_median_ms(m.ref_s):.0f} ms)")
                     m.ratios.append(0.0)
+                    if workload.stratum is not None:
+                        m.strata.append(workload.stratum(args, kwargs))
                 else:
                     m.verdict, m.message = e.verdict, e.message
                 return m
@@ -193,6 +242,8 @@ def measure(workload: Workload, spec: Throughput, sessions, rng: torch.Generator
             m.ref_s.append(times["ref"])
             m.stage_sub_s.append(stage["sub"])
             m.stage_ref_s.append(stage["ref"])
+            if workload.stratum is not None:
+                m.strata.append(workload.stratum(args, kwargs))
             # Work done while staging counts: the submission's median staging time beyond
             # the reference's (the same inputs, so the same decoding) is charged to every
             # call. Medians, and a tolerance of STAGE_SLACK of the reference's staging,
@@ -203,12 +254,8 @@ def measure(workload: Workload, spec: Throughput, sessions, rng: torch.Generator
             m.ratios = [r / max(s_ + extra, 1e-9) for r, s_ in zip(m.ref_s, m.sub_s, strict=True)]
         i += 1
         n = len(m.ratios)
-        if n >= workload.min_pairs:
-            lo, hi = median_interval(m.ratios)
-            settled = hi < spec.min_ratio * BORDERLINE or (
-                (hi - lo) / max(m.ratio, 1e-9) <= REL_WIDTH)
-            if settled or n >= workload.max_pairs:
-                return m
+        if m.settled(workload, spec.min_ratio) or n >= workload.max_pairs:
+            return m
         if time.monotonic() > deadline and n >= 3:
             return m
 

@@ -8,7 +8,7 @@ import statistics
 import pytest
 
 from judge.grader import Options, grade
-from judge.throughput import median_interval
+from judge.throughput import Measurement, Workload, median_interval
 from judge.verdict import Verdict
 from tests.conftest import TESTS, TOML
 
@@ -117,6 +117,44 @@ def test_median_interval_brackets_the_median():
     lo, hi = median_interval(values)
     assert lo < statistics.median(values) < hi
     assert hi - lo < 30
+
+
+def _mixture(lefts: int, rights: int, kinds: bool) -> Measurement:
+    """Pair ratios of a submission at 0.6x the reference on left padding, 0.9x on right."""
+    ratios = [0.6 + 0.001 * (i % 7) for i in range(lefts)] + \
+        [0.9 + 0.001 * (i % 7) for i in range(rights)]
+    strata = ["left"] * lefts + ["right"] * rights if kinds else []
+    return Measurement(ratios, [1.0] * len(ratios), [1.0] * len(ratios), strata=strata)
+
+
+def test_a_mixture_of_kinds_is_rated_by_each_kinds_median_whatever_the_mix():
+    # Without kinds the median jumps from one mode to the other as the mix drawn changes.
+    assert _mixture(30, 20, kinds=False).ratio < 0.61 < 0.9 < _mixture(20, 30, kinds=False).ratio
+    expected = (0.603 * 0.903) ** 0.5  # the geometric mean of the two kinds' medians
+    for lefts, rights in ((30, 20), (20, 30), (10, 40)):
+        m = _mixture(lefts, rights, kinds=True)
+        assert m.ratio == pytest.approx(expected, rel=1e-3)
+        assert m.spread < 0.02  # measured within each kind, not across the two modes
+        lo, hi = m.interval()
+        assert lo <= m.ratio <= hi and (hi - lo) / m.ratio < 0.01
+
+
+def _workload(stratum=None) -> Workload:
+    return Workload(fn="f", make=lambda rng: ([], {}), check=lambda got, exp: True,
+                    min_pairs=5, stratum=stratum)
+
+
+def test_a_measurement_with_kinds_settles_only_once_it_has_seen_two_of_three_pairs_each():
+    tight = [1.0] * 12
+    assert Measurement(tight, tight, tight).settled(_workload(), 0.5)
+    kinded = _workload(stratum=lambda args, kwargs: "x")
+    one_kind = Measurement(tight, tight, tight, strata=["left"] * 12)
+    assert not one_kind.settled(kinded, 0.5)
+    two_short = Measurement(tight, tight, tight, strata=["left"] * 10 + ["right"] * 2)
+    assert not two_short.settled(kinded, 0.5)
+    enough = Measurement(tight, tight, tight, strata=["left"] * 9 + ["right"] * 3)
+    assert enough.settled(kinded, 0.5)
+    assert not Measurement(tight[:4], tight[:4], tight[:4]).settled(_workload(), 0.5)
 
 
 LEAKS_INPUTS = """

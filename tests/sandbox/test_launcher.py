@@ -189,3 +189,24 @@ def test_a_paused_runner_and_what_it_left_running_stop(any_launcher, tmp_path):
         assert counted() < counted()  # running again
     finally:
         sessions.close()
+
+
+HEAP = """
+import torch
+def f():
+    x = torch.empty(20 * 1024 * 1024 // 8, dtype=torch.int64)  # 20 MiB, as a big batch
+    ptr = x.data_ptr()
+    with open("/proc/self/maps") as maps:
+        for line in maps:
+            if line.rstrip().endswith("[heap]"):
+                lo, hi = (int(v, 16) for v in line.split()[0].split("-"))
+                return lo <= ptr < hi
+    return False
+"""
+
+
+def test_runners_take_big_tensors_from_the_heap(any_launcher, tmp_path):
+    """Fixed malloc thresholds in every runner: a 20 MiB tensor comes from the reused heap,
+    not from a fresh mapping whose every page faults in (glibc's adaptive default, which made
+    the same code's speed differ from one runner to the next)."""
+    assert call(any_launcher, tmp_path, HEAP) is True
