@@ -6,8 +6,8 @@ with one warm launcher, the way a worker would. Printed per file and check: the 
 min / median / max, max/min, and the verdicts; at the end, the files whose verdicts differ
 from their folder's and the ratios wider than 1.10 (of the reference and the accepted
 files: a too_slow measurement stops once clearly below the bar). Files marked
-``# judge-check: needs cuda`` are skipped without a GPU. Targets on a noisy 2-core machine: max/min <= 1.10, and
-the reference accepted N times out of N.
+``# judge-check: needs cuda`` are skipped without a GPU. Targets on a noisy 2-core
+machine: max/min <= 1.10, and the reference accepted N times out of N.
 
     python bench/throughput_stability.py [PROBLEM ...] [-n 10] [--no-sandbox] [--only reference]
 """
