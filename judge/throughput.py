@@ -135,9 +135,7 @@ class Measurement:
 
 def _geometric_mean(values: list[float]) -> float:
     """0.0 for no values or any zero (a cut-short call)."""
-    if not values or min(values) <= 0:
-        return 0.0
-    return math.exp(sum(math.log(v) for v in values) / len(values))
+    return statistics.geometric_mean(values) if values and min(values) > 0 else 0.0
 
 
 def median_interval(values: list[float], z: float = 1.96) -> tuple[float, float]:
@@ -175,6 +173,7 @@ def measure(workload: Workload, spec: Throughput, sessions, rng: torch.Generator
     stalled = False  # one timed call of the submission was cut short already
     while True:
         args, kwargs = workload.make(rng)
+        kind = workload.stratum(args, kwargs) if workload.stratum is not None else None
         results: dict[str, Any] = {}
         times: dict[str, float] = {}
         order = (("sub", sub), ("ref", ref)) if i % 2 == 0 else (("ref", ref), ("sub", sub))
@@ -208,8 +207,8 @@ def measure(workload: Workload, spec: Throughput, sessions, rng: torch.Generator
                                   f"one timed call took over {limit:.1f} s (the reference "
                                   f"takes about {_median_ms(m.ref_s):.0f} ms)")
                     m.ratios.append(0.0)
-                    if workload.stratum is not None:
-                        m.strata.append(workload.stratum(args, kwargs))
+                    if kind is not None:
+                        m.strata.append(kind)
                 else:
                     m.verdict, m.message = e.verdict, e.message
                 return m
@@ -242,8 +241,8 @@ def measure(workload: Workload, spec: Throughput, sessions, rng: torch.Generator
             m.ref_s.append(times["ref"])
             m.stage_sub_s.append(stage["sub"])
             m.stage_ref_s.append(stage["ref"])
-            if workload.stratum is not None:
-                m.strata.append(workload.stratum(args, kwargs))
+            if kind is not None:
+                m.strata.append(kind)
             # Work done while staging counts: the submission's median staging time beyond
             # the reference's (the same inputs, so the same decoding) is charged to every
             # call. Medians, and a tolerance of STAGE_SLACK of the reference's staging,
