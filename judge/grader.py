@@ -70,6 +70,7 @@ class Sessions:
                  device: str, expected: dict[str, list] | None = None) -> None:
         self.launcher = launcher
         self.device = device
+        self.code = code  # the submission as submitted (its job folder may change)
         self.replay = ReplaySession(expected) if expected is not None else None
         self.jobs: dict[str, Job] = {}
         self.hellos: dict[str, dict[str, Any]] = {}
