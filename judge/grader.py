@@ -125,9 +125,7 @@ def grade(problem: Problem, code: str, launcher: Launcher, options: Options = Op
     seed = options.seed if options.seed is not None else secrets.randbits(62)
     # Runners get the GPU (and start cold, without the warm template) only for a problem
     # that has CUDA cases or checks; a CPU problem on a GPU worker stays warm and CPU-only.
-    uses_cuda = (any(c.device == "cuda" for c in problem.tests.cases)
-                 or any(tp.device == "cuda" for tp in problem.meta.throughput))
-    device = "cuda" if options.cuda and uses_cuda else "cpu"
+    device = "cuda" if options.cuda and problem.uses_cuda else "cpu"
     report = Report(Verdict.ACCEPTED, problem.slug, seed, launcher.isolation,
                     problem_version=problem.content_hash[:12], torch=torch.__version__,
                     device=device)
