@@ -149,6 +149,13 @@ def queue_validation(db: Session, version: ProblemVersion, problem: Problem,
     return job
 
 
+def close_queued_validations(db: Session, version_id: int, now: datetime) -> None:
+    """Validations of a version still waiting for a worker are answered already (it was
+    validated on the server machine)."""
+    db.execute(update(Job).where(Job.kind == "validate", Job.version_id == version_id,
+                                 Job.status == "queued").values(status="done", finished_at=now))
+
+
 def publish(db: Session, version: ProblemVersion) -> None:
     """Make a valid version the one learners see. Raises PackageError otherwise."""
     if version.status != "valid":
