@@ -18,6 +18,9 @@ EMPTY = T("", "")
 # failure and is not counted in a report's total (cases skipped after a compile error or
 # a limit are: they were not passed).
 NEEDS_CUDA = T("需要 CUDA，本机没有", "needs CUDA, none here")
+# The start of the message of a case that called ``t.skip``: this machine cannot run it
+# (its torch lacks a feature); like a CUDA case without a GPU, not counted in the total.
+UNAVAILABLE = T("本机无法运行：", "cannot run on this machine: ")
 
 
 @dataclass
@@ -36,6 +39,13 @@ class TestResult:
     @property
     def needs_cuda(self) -> bool:
         return self.verdict is Verdict.SKIPPED and self.message.en == NEEDS_CUDA.en
+
+    @property
+    def unavailable(self) -> bool:
+        """Skipped because this machine cannot run it: a CUDA case without a GPU, or a
+        case that needs what this machine's torch lacks (``t.skip``)."""
+        return self.needs_cuda or (self.verdict is Verdict.SKIPPED
+                                   and self.message.en.startswith(UNAVAILABLE.en))
 
     def to_json(self, lang: str, *, learner: bool = False) -> dict[str, Any]:
         hidden = self.visibility == "hidden"
@@ -88,9 +98,9 @@ class Report:
 
     @property
     def skipped(self) -> int:
-        """Cases this machine could not run (CUDA cases without a GPU): not failures, and
-        not counted in ``total``."""
-        return sum(t.needs_cuda for t in self.tests)
+        """Cases this machine could not run (CUDA cases without a GPU, cases that need what
+        its torch lacks): not failures, and not counted in ``total``."""
+        return sum(t.unavailable for t in self.tests)
 
     @property
     def total(self) -> int:

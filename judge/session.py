@@ -74,10 +74,13 @@ class SubmissionError(Exception):
         return ("MemoryError" in self.type or self.type == "OutOfMemoryError"
                 or "can't allocate memory" in text or "out of memory" in text)
 
-    def describe(self) -> T:
+    def describe(self, hint: T | None = None) -> T:
+        """What was raised, a ``hint`` (if any) after it, then the traceback."""
         head = f"{self.type}: {self.message}".strip()
         tb = f"\n{self.traceback.rstrip()}" if self.traceback else ""
-        return T(f"抛出了异常 {head}{tb}", f"raised {head}{tb}")
+        if hint is None:
+            return T(f"抛出了异常 {head}{tb}", f"raised {head}{tb}")
+        return T(f"抛出了异常 {head} —— {hint.zh}{tb}", f"raised {head} — {hint.en}{tb}")
 
 
 class ImportFailed(Exception):

@@ -101,7 +101,7 @@ def slowest_ratio(report: dict[str, Any]) -> float | None:
 def judged(tests: list[dict[str, Any]]) -> int:
     """How many tests were run: a CUDA case on a worker without a GPU is shown as skipped
     and not counted, so an accepted submission reads "23 / 23", not "23 / 24"."""
-    return sum(not TestResult.from_json(t).needs_cuda for t in tests)
+    return sum(not TestResult.from_json(t).unavailable for t in tests)
 
 
 def summary(report: dict[str, Any]) -> dict[str, Any]:
