@@ -91,9 +91,17 @@ class Context:
 
 
 def _load(name: str, path: str) -> ModuleType:
+    """Import the file at ``path`` as module ``name``. When the file is named after the
+    module (``submission.py``, ``judge_fixture.py``), its folder goes on ``sys.path``
+    (last): a process that multiprocessing starts with ``spawn`` or ``forkserver`` (a
+    DataLoader worker) is a fresh interpreter that gets the dataset by pickle, which names
+    its class by module, and imports that module by name."""
     spec = importlib.util.spec_from_file_location(name, path)
     if spec is None or spec.loader is None:
         raise ImportError(f"cannot load {path}")
+    folder, file = os.path.split(os.path.abspath(path))
+    if file == f"{name}.py" and folder not in sys.path:
+        sys.path.append(folder)
     module = importlib.util.module_from_spec(spec)
     sys.modules[name] = module
     spec.loader.exec_module(module)
