@@ -8,6 +8,7 @@ is its first failing test's.
 
 from __future__ import annotations
 
+import dataclasses
 import logging
 import secrets
 import shutil
@@ -95,19 +96,25 @@ class Sessions:
         self.all: list[RunnerSession] = []
         self.restarts = 0
 
-    def new(self, role: str) -> RunnerSession:
-        session = RunnerSession(self.launcher, self.jobs[role], self.hellos[role])
+    def new(self, role: str, hash_seed: int | None = None) -> RunnerSession:
+        job = self.jobs[role]
+        if hash_seed is not None:
+            job = dataclasses.replace(job, hash_seed=hash_seed)
+        session = RunnerSession(self.launcher, job, self.hellos[role])
         self.all.append(session)
         session.start()
         return session
 
-    def get(self, role: str, fresh: bool = False) -> RunnerSession:
+    def get(self, role: str, fresh: bool = False, *,
+            hash_seed: int | None = None) -> RunnerSession:
+        """The role's shared runner; with ``fresh``, a new one (with ``hash_seed``, its
+        own PYTHONHASHSEED)."""
         if role == "ref" and self.replay is not None:
             if fresh:
                 raise ReplayMismatch("this case needs the reference itself; judge it online")
             return self.replay  # type: ignore[return-value]
         if fresh:
-            return self.new(role)
+            return self.new(role, hash_seed)
         session = self.current.get(role)
         if session is None or not session.alive:
             if session is not None and role == "sub":
@@ -127,9 +134,7 @@ def grade(problem: Problem, code: str, launcher: Launcher, options: Options = Op
     seed = options.seed if options.seed is not None else secrets.randbits(62)
     # Runners get the GPU (and start cold, without the warm template) only for a problem
     # that has CUDA cases or checks; a CPU problem on a GPU worker stays warm and CPU-only.
-    uses_cuda = (any(c.device == "cuda" for c in problem.tests.cases)
-                 or any(tp.device == "cuda" for tp in problem.meta.throughput))
-    device = "cuda" if options.cuda and uses_cuda else "cpu"
+    device = "cuda" if options.cuda and problem.uses_cuda else "cpu"
     report = Report(Verdict.ACCEPTED, problem.slug, seed, launcher.isolation,
                     problem_version=problem.content_hash[:12], torch=torch.__version__,
                     device=device)
