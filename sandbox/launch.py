@@ -262,6 +262,10 @@ class Launcher(Protocol):
 
     def start(self, job: Job) -> RunnerProcess: ...
 
+    def release(self, folder: Path) -> None:
+        """The grader is done with the job folder ``folder``: end whatever still runs on
+        it and free what the launcher holds for it (the folder itself may stay, empty)."""
+
     def close(self) -> None: ...
 
 
@@ -338,6 +342,9 @@ class PlainLauncher:
         # Popen must not try to reap it too; the watcher owns the pid from now on.
         proc.returncode = 0
         return runner
+
+    def release(self, folder: Path) -> None:
+        pass  # a plain folder: the grader removes it
 
     def close(self) -> None:
         pass
