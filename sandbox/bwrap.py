@@ -34,6 +34,7 @@ import subprocess
 import threading
 import weakref
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 from sandbox import cgroup, gpu, jobdirs, seccomp
@@ -335,6 +336,17 @@ class BwrapLauncher:
         return runner
 
     # ------------------------------------------------------------------ the end
+    def release(self, folder: Path) -> None:
+        """The grader is done with ``folder``: kill any runner still on it, then unmount
+        its tmpfs, which frees all it holds at once (however deep a tree the job left),
+        and remove the emptied host folder."""
+        folder = Path(os.path.abspath(folder))
+        for runner in list(self.runners):
+            if Path(os.path.abspath(runner.job.dir)) == folder and runner.alive:
+                runner.kill("killed")
+                runner.wait(5)
+        self.jobdirs.release(folder)
+
     def _collector(self) -> None:
         while not self._closed.wait(COLLECT_EVERY_S):
             try:

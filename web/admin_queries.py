@@ -24,7 +24,6 @@ from web.models import (
     Submission,
     User,
 )
-from web.problems import uses_cuda
 
 log = logging.getLogger("web.admin")
 
@@ -130,10 +129,7 @@ def discard_unused(db: Session, store: Store, content_hash: str) -> None:
 
 def gpu_needs(problem: Problem) -> tuple[bool, bool]:
     """(needs_gpu, prefers_gpu) of a package, as the queue wants them."""
-    needs = problem.meta.requires.cuda
-    prefers = (any(t.device == "cuda" for t in problem.meta.throughput)
-               or uses_cuda(problem.read("tests.py")))
-    return needs, prefers
+    return problem.meta.requires.cuda, problem.uses_cuda
 
 
 def queue_validation(db: Session, version: ProblemVersion, problem: Problem,
