@@ -8,10 +8,10 @@ is its first failing test's.
 
 from __future__ import annotations
 
+import dataclasses
 import logging
 import secrets
 import shutil
-import tempfile
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -27,6 +27,7 @@ from judge.report import NEEDS_CUDA, Report, TestResult
 from judge.session import Budget, ImportFailed, RunnerLost, RunnerSession, SubmissionError
 from judge.testing import CaseFailed, CaseSpec, Ctx, ReferenceFailed, case_seed
 from judge.verdict import Verdict
+from judge.workdirs import job_root
 from sandbox.launch import Job, Launcher, Limits
 
 log = logging.getLogger(__name__)
@@ -70,6 +71,7 @@ class Sessions:
                  device: str, expected: dict[str, list] | None = None) -> None:
         self.launcher = launcher
         self.device = device
+        self.code = code  # the submission as submitted (its job folder may change)
         self.replay = ReplaySession(expected) if expected is not None else None
         self.jobs: dict[str, Job] = {}
         self.hellos: dict[str, dict[str, Any]] = {}
@@ -93,19 +95,25 @@ class Sessions:
         self.all: list[RunnerSession] = []
         self.restarts = 0
 
-    def new(self, role: str) -> RunnerSession:
-        session = RunnerSession(self.launcher, self.jobs[role], self.hellos[role])
+    def new(self, role: str, hash_seed: int | None = None) -> RunnerSession:
+        job = self.jobs[role]
+        if hash_seed is not None:
+            job = dataclasses.replace(job, hash_seed=hash_seed)
+        session = RunnerSession(self.launcher, job, self.hellos[role])
         self.all.append(session)
         session.start()
         return session
 
-    def get(self, role: str, fresh: bool = False) -> RunnerSession:
+    def get(self, role: str, fresh: bool = False, *,
+            hash_seed: int | None = None) -> RunnerSession:
+        """The role's shared runner; with ``fresh``, a new one (with ``hash_seed``, its
+        own PYTHONHASHSEED)."""
         if role == "ref" and self.replay is not None:
             if fresh:
                 raise ReplayMismatch("this case needs the reference itself; judge it online")
             return self.replay  # type: ignore[return-value]
         if fresh:
-            return self.new(role)
+            return self.new(role, hash_seed)
         session = self.current.get(role)
         if session is None or not session.alive:
             if session is not None and role == "sub":
@@ -125,14 +133,28 @@ def grade(problem: Problem, code: str, launcher: Launcher, options: Options = Op
     seed = options.seed if options.seed is not None else secrets.randbits(62)
     # Runners get the GPU (and start cold, without the warm template) only for a problem
     # that has CUDA cases or checks; a CPU problem on a GPU worker stays warm and CPU-only.
-    uses_cuda = (any(c.device == "cuda" for c in problem.tests.cases)
-                 or any(tp.device == "cuda" for tp in problem.meta.throughput))
-    device = "cuda" if options.cuda and uses_cuda else "cpu"
+    device = "cuda" if options.cuda and problem.uses_cuda else "cpu"
     report = Report(Verdict.ACCEPTED, problem.slug, seed, launcher.isolation,
                     problem_version=problem.content_hash[:12], torch=torch.__version__,
                     device=device)
     emit = on_progress or (lambda event: None)
-    root = Path(tempfile.mkdtemp(prefix="judge-", dir=options.jobs_root))
+    try:
+        with job_root(launcher, options.jobs_root) as root:
+            _grade(problem, code, launcher, options, report, root, emit)
+    except Exception as e:  # making the folder failed (the clean-up itself never raises)
+        log.exception("no job folder for %s", problem.slug)
+        report.verdict = Verdict.INTERNAL_ERROR
+        report.message = T(f"评测系统内部错误：{type(e).__name__}: {e}",
+                           f"internal error: {type(e).__name__}: {e}")
+    report.time_ms = (time.monotonic() - started) * 1000
+    emit({"event": "done", "verdict": str(report.verdict)})
+    return report
+
+
+def _grade(problem: Problem, code: str, launcher: Launcher, options: Options, report: Report,
+           root: Path, emit: Progress) -> None:
+    """Judge into ``report``; every runner is closed on the way out."""
+    device, seed = report.device, report.seed
     sessions = None
     try:
         cases = problem.tests.select(public_only=options.public_only,
@@ -148,11 +170,11 @@ def grade(problem: Problem, code: str, launcher: Launcher, options: Options = Op
             report.verdict = Verdict.COMPILE_ERROR
             report.message = e.describe()
             report.tests = [_skipped(c) for c in cases]
-            return report
+            return
         except RunnerLost as e:
             report.verdict, report.message = e.verdict, e.message
             report.tests = [_skipped(c) for c in cases]
-            return report
+            return
         ref.ready()
         _run_cases(problem, cases, sessions, report, options, emit)
         if (report.verdict is Verdict.ACCEPTED and options.throughput and problem.meta.throughput
@@ -174,10 +196,6 @@ def grade(problem: Problem, code: str, launcher: Launcher, options: Options = Op
     finally:
         if sessions is not None:
             sessions.close()
-        shutil.rmtree(root, ignore_errors=True)
-        report.time_ms = (time.monotonic() - started) * 1000
-        emit({"event": "done", "verdict": str(report.verdict)})
-    return report
 
 
 # What a learner reads when the problem's own reference fails: its traceback (the

@@ -57,6 +57,17 @@ class SubmissionError(Exception):
         self.line = _line(info.get("line"))
         super().__init__(f"{self.type}: {self.message}")
 
+    def line_in(self, code: str) -> int | None:
+        """The line the runner named, if it is a line of ``code`` holding code (not blank,
+        not a comment): the runner is the submission's process, and a line number it
+        makes up (code compiled at run time with a chosen line) would carry whatever the
+        submission put in it. Otherwise None."""
+        lines = code.splitlines()
+        if self.line is None or not 1 <= self.line <= len(lines):
+            return None
+        text = lines[self.line - 1].strip()
+        return self.line if text and not text.startswith("#") else None
+
     @property
     def is_memory(self) -> bool:
         text = self.message.lower()

@@ -211,6 +211,10 @@ class Run:
         ``event.reply(...)``, or ``kill()`` the process). ``stream.result`` afterwards."""
         return self.session.stream("fixture", name, list(args), kwargs)
 
+    def scenario(self, name: str, *args: Any, **kwargs: Any) -> Any:
+        """Run fixture scenario ``name`` to its end (questions answered None); its value."""
+        return self.session.call("fixture", name, list(args), kwargs).value
+
     def kill(self) -> None:
         self.session.kill()
 
@@ -227,7 +231,7 @@ class Ctx:
     seed: int
     public: bool
     budget: Budget
-    sessions: Callable[[str, bool], RunnerSession]
+    sessions: Callable[..., RunnerSession]  # (role, fresh, *, hash_seed=None)
     workdirs: dict[str, Path]
     device: str = "cpu"
     rng: torch.Generator = field(init=False)
@@ -251,9 +255,11 @@ class Ctx:
         return self.workdirs[role]
 
     @contextmanager
-    def fresh(self, role: str = "sub") -> Iterator[Run]:
-        """A new runner process for ``role``, killed when the block ends."""
-        session = self.sessions(role, True)
+    def fresh(self, role: str = "sub", *, hash_seed: int | None = None) -> Iterator[Run]:
+        """A new runner process for ``role``, killed when the block ends. ``hash_seed``:
+        its PYTHONHASHSEED (every other runner has 0), for results that must agree across
+        processes, as ``hash(str)`` does not; such a runner starts cold (about a second)."""
+        session = self.sessions(role, True, hash_seed=hash_seed)
         session.budget = self.budget if role == "sub" else Budget(self.budget.seconds * 10 + 30)
         self._fresh.append(session)
         try:

@@ -148,13 +148,14 @@ def median_interval(values: list[float], z: float = 1.96) -> tuple[float, float]
     return xs[lo], xs[hi]
 
 
-def _hidden_error(e: SubmissionError) -> T:
+def _hidden_error(e: SubmissionError, code: str) -> T:
     """What a learner may read of an exception raised on the speed check's hidden inputs.
     Everything in it comes from the sandbox, so nothing the submission could fill with
-    those inputs passes: a built-in exception's name and a line number of its file only.
+    those inputs passes: a built-in exception's name, and a line number only where it is
+    a line of the submitted ``code`` (the runner reports a frame of the file itself only).
     The full text goes to the admins' detail."""
     kind = e.type if isinstance(getattr(builtins, e.type, None), type) else "an exception"
-    line = e.line if isinstance(e.line, int) and not isinstance(e.line, bool) else None
+    line = e.line_in(code)
     where = (T(f"（你的代码第 {line} 行）", f" (line {line} of your file)") if line is not None
              else T("", ""))
     return T(f"速度测试中抛出了异常 {kind}", f"during the speed test: raised {kind}") + where \
@@ -217,7 +218,7 @@ def measure(workload: Workload, spec: Throughput, sessions, rng: torch.Generator
                     raise
                 m.verdict = (Verdict.MEMORY_LIMIT_EXCEEDED if e.is_memory
                              else Verdict.RUNTIME_ERROR)
-                m.message = _hidden_error(e)
+                m.message = _hidden_error(e, sessions.code)
                 m.detail = T("速度测试中", "during the speed test: ") + e.describe()
                 return m
             results[role], times[role] = res.value, elapsed

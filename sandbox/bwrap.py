@@ -3,7 +3,8 @@
 :class:`BwrapLauncher` is the default launcher of ``python -m judge`` and of every worker.
 Two ways to start a runner, both reported as ``"isolation": "bwrap"``:
 
-* **cold** (CUDA jobs, and wherever the warm path is unavailable): one bubblewrap per
+* **cold** (CUDA jobs, a job with a hash seed of its own (``Job.hash_seed``: forks share
+  the template's), and wherever the warm path is unavailable): one bubblewrap per
   runner — ``setpriv`` to the slot uid (bwrap is never run as root: as root it would map
   the sandbox to uid 0), then ``bwrap`` with every namespace unshared (user, mount, pid,
   network, IPC, UTS, cgroup; no network device at all), ``--disable-userns``, all
@@ -33,6 +34,7 @@ import subprocess
 import threading
 import weakref
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 from sandbox import cgroup, gpu, jobdirs, seccomp
@@ -154,14 +156,14 @@ class BwrapLauncher:
         return ["setpriv", f"--reuid={self.uid}", f"--regid={self.gid}", "--clear-groups",
                 "--inh-caps=-all", "--bounding-set=-all", "--"]
 
-    def _common(self, dev: bool = True) -> list[str]:
+    def _common(self, dev: bool = True, env: dict[str, str] | None = None) -> list[str]:
         """Options both kinds of sandbox share. ``dev``: bwrap's own /dev, with a devpts;
         without it, a minimal /dev of the usual nodes — which keeps bwrap from nesting a
         second user namespace (it needs uid 0 to mount devpts), so that the template's
         capabilities cover its own pid namespace (see forkserver.py)."""
         args = [self.bwrap or "bwrap", "--unshare-all", "--unshare-user", "--uid",
                 str(self.uid), "--gid", str(self.gid), "--hostname", "sandbox",
-                "--die-with-parent", "--new-session", *self.layout.env_args(),
+                "--die-with-parent", "--new-session", *self.layout.env_args(env),
                 *self.layout.root_args(), "--proc", "/proc"]
         if dev:
             return [*args, "--dev", "/dev"]
@@ -202,7 +204,7 @@ class BwrapLauncher:
         """Start a runner for ``job``. Raises SandboxError when the sandbox cannot be set up
         (the judge's fault: the grader reports internal_error)."""
         self.jobdirs.collect()
-        if job.device == "cuda" or self.template is None:
+        if job.device == "cuda" or self.template is None or job.hash_seed is not None:
             runner = self._start_cold(job)
         else:
             try:
@@ -286,7 +288,7 @@ class BwrapLauncher:
             raise
         parent, child = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
         bpf = _memfd(self.job_bpf)
-        args = [*self._common(), "--disable-userns", "--cap-drop", "ALL"]
+        args = [*self._common(env=job.env()), "--disable-userns", "--cap-drop", "ALL"]
         if lease is not None:
             for node in gpu.device_nodes(lease.gpu):
                 args += ["--dev-bind", node, node]
@@ -334,6 +336,17 @@ class BwrapLauncher:
         return runner
 
     # ------------------------------------------------------------------ the end
+    def release(self, folder: Path) -> None:
+        """The grader is done with ``folder``: kill any runner still on it, then unmount
+        its tmpfs, which frees all it holds at once (however deep a tree the job left),
+        and remove the emptied host folder."""
+        folder = Path(os.path.abspath(folder))
+        for runner in list(self.runners):
+            if Path(os.path.abspath(runner.job.dir)) == folder and runner.alive:
+                runner.kill("killed")
+                runner.wait(5)
+        self.jobdirs.release(folder)
+
     def _collector(self) -> None:
         while not self._closed.wait(COLLECT_EVERY_S):
             try:

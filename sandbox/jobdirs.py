@@ -14,11 +14,12 @@ The store is a shared mount that the warm template binds read-only at ``/jobs``:
 folder mounted in the store after the template started appears there too (mount
 propagation), and each job's init binds its own one at ``/job`` and covers ``/jobs``.
 
-The grader never tells the launcher that a job is over: it deletes the job folder with
-``shutil.rmtree`` (which does not follow symlinks and cannot remove a mount point). So
-:meth:`JobDirs.collect` releases a folder once it is empty and no runner of it is alive,
-and :meth:`JobDirs.close` releases them all. A crashed worker's mounts are removed by the
-next one (:func:`sweep`): every tmpfs is named ``tj-job-<worker pid>-<n>``.
+At the end of every judging the grader hands each job folder back
+(``BwrapLauncher.release`` → :meth:`JobDirs.release`): its tmpfs is unmounted, which frees
+its memory however deep a tree the job left in it. As a safety net for callers that only
+delete the folder, :meth:`JobDirs.collect` releases a folder once it is empty and no runner
+of it is alive, and :meth:`JobDirs.close` releases them all. A crashed worker's mounts are
+removed by the next one (:func:`sweep`): every tmpfs is named ``tj-job-<worker pid>-<n>``.
 """
 
 from __future__ import annotations
@@ -167,6 +168,13 @@ class JobDirs:
                     empty = True
                 if empty:
                     self._release(entry)
+
+    def release(self, folder: Path) -> None:
+        """Unmount ``folder``'s tmpfs now, whatever it holds (the grader is done with it)."""
+        with self.lock:
+            entry = self.entries.get(Path(os.path.abspath(folder)))
+            if entry is not None:
+                self._release(entry)
 
     def close(self) -> None:
         with self.lock:

@@ -95,11 +95,22 @@ class Exit:
 
 @dataclass
 class Job:
-    """One runner's world: a host directory it sees as its working directory."""
+    """One runner's world: a host directory it sees as its working directory.
+
+    ``hash_seed``: the runner's PYTHONHASHSEED; None is the default, ``HASH_SEED``. A
+    problem's tests ask for another one to check that results agree across processes (a
+    resumed run, another data-parallel rank), as str hashes do not. A runner with its own
+    hash seed starts cold: forks of the warm template share the template's.
+    """
 
     dir: Path
     limits: Limits = field(default_factory=Limits)
     device: str = "cpu"
+    hash_seed: int | None = None
+
+    def env(self) -> dict[str, str]:
+        """What the job changes in the runner's environment."""
+        return {} if self.hash_seed is None else {"PYTHONHASHSEED": str(self.hash_seed)}
 
 
 class RunnerProcess:
@@ -240,7 +251,14 @@ class Launcher(Protocol):
 
     def start(self, job: Job) -> RunnerProcess: ...
 
+    def release(self, folder: Path) -> None:
+        """The grader is done with the job folder ``folder``: end whatever still runs on
+        it and free what the launcher holds for it (the folder itself may stay, empty)."""
+
     def close(self) -> None: ...
+
+
+HASH_SEED = 0  # every runner's PYTHONHASHSEED, unless its Job asks for another
 
 
 def runner_env(extra: dict[str, str] | None = None) -> dict[str, str]:
@@ -251,7 +269,7 @@ def runner_env(extra: dict[str, str] | None = None) -> dict[str, str]:
         "OMP_NUM_THREADS": "1",
         "MKL_NUM_THREADS": "1",
         "PYTHONDONTWRITEBYTECODE": "1",
-        "PYTHONHASHSEED": "0",
+        "PYTHONHASHSEED": str(HASH_SEED),
         "PYTHONUNBUFFERED": "1",
     }
     env.update(extra or {})
@@ -300,7 +318,7 @@ class PlainLauncher:
                 stdout=subprocess.PIPE,
                 stderr=subprocess.STDOUT,
                 cwd=job.dir,
-                env=runner_env({"PYTHONPATH": str(ROOT), "HOME": str(job.dir)}),
+                env=runner_env({"PYTHONPATH": str(ROOT), "HOME": str(job.dir), **job.env()}),
                 start_new_session=True,
                 preexec_fn=lambda: _apply_rlimits(limits, use_as),
             )
@@ -313,6 +331,9 @@ class PlainLauncher:
         # Popen must not try to reap it too; the watcher owns the pid from now on.
         proc.returncode = 0
         return runner
+
+    def release(self, folder: Path) -> None:
+        pass  # a plain folder: the grader removes it
 
     def close(self) -> None:
         pass

@@ -112,8 +112,21 @@ def validate_again(db: Session, store: Store, hub: Hub, user: User, version: Pro
     hub.notify("queue")
 
 
-def publish(db: Session, bank: ProblemBank, user: User, version: ProblemVersion,
-            now: datetime) -> None:
+def record_validation(db: Session, user: User | None, version: ProblemVersion,
+                      result: dict[str, Any], now: datetime) -> None:
+    """A validation run outside the queue (``problems check`` on the server machine):
+    the version's result, the validations still queued for it answered, the audit log."""
+    admin_queries.validation_finished(db, version.id, result, now)
+    admin_queries.close_queued_validations(db, version.id, now)
+    admin_queries.audit(db, user, "validate", version.problem.slug, now,
+                        version=version.content_hash, ok=result.get("ok"))
+    db.commit()
+
+
+def publish(db: Session, bank: ProblemBank | None, user: User | None,
+            version: ProblemVersion, now: datetime) -> None:
+    """Make a valid version the one learners see (409 otherwise); ``bank`` (the app's
+    learners' view) is reloaded at once, else a running server sees it within 10 s."""
     try:
         admin_queries.publish(db, version)
     except PackageError as e:  # refused before anything changed
@@ -123,15 +136,38 @@ def publish(db: Session, bank: ProblemBank, user: User, version: ProblemVersion,
     admin_queries.audit(db, user, "publish", version.problem.slug, now,
                         version=version.content_hash)
     db.commit()
-    bank.refresh()
+    if bank is not None:
+        bank.refresh()
 
 
-def unpublish(db: Session, bank: ProblemBank, user: User, record: ProblemRecord,
-              now: datetime) -> None:
+def unpublish(db: Session, bank: ProblemBank | None, user: User | None,
+              record: ProblemRecord, now: datetime) -> None:
     admin_queries.unpublish(db, record)
     admin_queries.audit(db, user, "unpublish", record.slug, now)
     db.commit()
-    bank.refresh()
+    if bank is not None:
+        bank.refresh()
+
+
+USER_ACTIONS = ("promote", "demote", "disable", "enable")
+
+
+def change_user(db: Session, actor: User | None, target: User, action: str,
+                now: datetime) -> None:
+    """Promote, demote, disable or enable an account (``actor`` None: the CLI). An admin
+    cannot demote or disable themself (409): the site would lose its last admin by a slip
+    of the mouse."""
+    if action not in USER_ACTIONS:
+        raise ValueError(f"unknown action {action!r}")
+    if actor is not None and target.id == actor.id and action in ("demote", "disable"):
+        raise ClientError(409, T("不能降级或停用自己的账号", "you cannot demote or disable "
+                                 "your own account"))
+    if action in ("promote", "demote"):
+        admin_queries.set_admin(db, target, action == "promote")
+    else:
+        admin_queries.set_disabled(db, target, action == "disable")
+    admin_queries.audit(db, actor, action, target.username, now)
+    db.commit()
 
 
 def parse_ids(text: str) -> list[int]:

@@ -24,7 +24,6 @@ from web.models import (
     Submission,
     User,
 )
-from web.problems import uses_cuda
 
 log = logging.getLogger("web.admin")
 
@@ -130,10 +129,7 @@ def discard_unused(db: Session, store: Store, content_hash: str) -> None:
 
 def gpu_needs(problem: Problem) -> tuple[bool, bool]:
     """(needs_gpu, prefers_gpu) of a package, as the queue wants them."""
-    needs = problem.meta.requires.cuda
-    prefers = (any(t.device == "cuda" for t in problem.meta.throughput)
-               or uses_cuda(problem.read("tests.py")))
-    return needs, prefers
+    return problem.meta.requires.cuda, problem.uses_cuda
 
 
 def queue_validation(db: Session, version: ProblemVersion, problem: Problem,
@@ -147,6 +143,13 @@ def queue_validation(db: Session, version: ProblemVersion, problem: Problem,
     db.add(job)
     db.flush()
     return job
+
+
+def close_queued_validations(db: Session, version_id: int, now: datetime) -> None:
+    """Validations of a version still waiting for a worker are answered already (it was
+    validated on the server machine)."""
+    db.execute(update(Job).where(Job.kind == "validate", Job.version_id == version_id,
+                                 Job.status == "queued").values(status="done", finished_at=now))
 
 
 def publish(db: Session, version: ProblemVersion) -> None:

@@ -11,6 +11,7 @@ expects in its header::
     # throughput: yes                  (optional: every case and the speed check)
     # shown: text                      (optional: the report must say this)
     # not-shown: {root}                (optional: nor this; {root} is the project folder)
+    # not-shown-re: line [0-9]{5}      (optional: nor anything this regular expression finds)
 
 Every report must also be valid Unicode (it is printed and posted as UTF-8) and small.
 """
@@ -19,6 +20,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import time
 from pathlib import Path
 
@@ -88,6 +90,8 @@ def test_attack_is_contained(path, attack_launcher, canaries, code_hashes, tmp_p
         assert fields["shown"] in shown, report.message.en
     if "not-shown" in fields:
         assert fields["not-shown"].format(root=ROOT) not in shown
+    if "not-shown-re" in fields:
+        assert not re.search(fields["not-shown-re"], shown), report.message.en
     # Nothing leaked: not the worker's environment, not a host file, not the reference.
     for secret in canaries.secrets():
         assert secret not in shown
