@@ -87,8 +87,10 @@ class Sessions:
                                      "names": list(problem.meta.names), "threads": 1,
                                      "device": device}
             if problem.fixture_path is not None:
-                shutil.copyfile(problem.fixture_path, folder / "fixture.py")
-                hello["fixture"] = folder / "fixture.py"
+                # Named after the module the runner loads it as, so that DataLoader
+                # workers started with spawn can import it (see sandbox.runner._load).
+                shutil.copyfile(problem.fixture_path, folder / "judge_fixture.py")
+                hello["fixture"] = folder / "judge_fixture.py"
             self.jobs[role] = Job(folder, limits, device)
             self.hellos[role] = hello
         self.current: dict[str, RunnerSession] = {}

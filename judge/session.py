@@ -55,6 +55,9 @@ class SubmissionError(Exception):
         self.message = _text(info.get("message"), MAX_MESSAGE_CHARS)
         self.traceback = _text(info.get("traceback"), MAX_TRACEBACK_CHARS)
         self.line = _line(info.get("line"))
+        # Set by the grader, never by the runner: the kernel killed a process of the job
+        # for memory (a DataLoader worker, say) before the code raised this.
+        self.oom_killed = False
         super().__init__(f"{self.type}: {self.message}")
 
     def line_in(self, code: str) -> int | None:
@@ -71,13 +74,21 @@ class SubmissionError(Exception):
     @property
     def is_memory(self) -> bool:
         text = self.message.lower()
-        return ("MemoryError" in self.type or self.type == "OutOfMemoryError"
+        return (self.oom_killed or "MemoryError" in self.type
+                or self.type == "OutOfMemoryError"
                 or "can't allocate memory" in text or "out of memory" in text)
 
     def describe(self) -> T:
         head = f"{self.type}: {self.message}".strip()
         tb = f"\n{self.traceback.rstrip()}" if self.traceback else ""
-        return T(f"抛出了异常 {head}{tb}", f"raised {head}{tb}")
+        raised = T(f"抛出了异常 {head}{tb}", f"raised {head}{tb}")
+        if not self.oom_killed:
+            return raised
+        return T("超出内存限制：内核结束了这个任务的一个进程（例如 DataLoader 的 worker；"
+                 "限制对主进程和它启动的所有进程合计），之后代码",
+                 "ran out of memory: the kernel killed a process of the job (a DataLoader "
+                 "worker, say; the limit counts the main process and every process it starts "
+                 "together), and then the code ") + raised
 
 
 class ImportFailed(Exception):
@@ -303,7 +314,7 @@ class RunnerSession:
         wait_s = START_TIMEOUT_S if prepare else max(deadline_s, 10.0) + SEND_GRACE_S
         msg = self._recv(time.monotonic() + wait_s, deadline_s)
         if msg.kind is Kind.ERROR:
-            raise SubmissionError(msg.body if isinstance(msg.body, dict) else {})
+            raise self._error(msg.body)
         if msg.kind is not Kind.DONE:
             raise self._broken(f"expected DONE, got {msg.kind}")
         start = time.perf_counter()
@@ -362,9 +373,24 @@ class RunnerSession:
         self.process.kill("killed")
         return self._lose(None)
 
+    def _error(self, body: Any) -> SubmissionError:
+        """The submission's exception, marked when the kernel had killed a process of the
+        job for memory: a DataLoader worker ended by the OOM killer makes the main process
+        raise a RuntimeError, which is the memory limit's doing."""
+        error = SubmissionError(body if isinstance(body, dict) else {})
+        error.oom_killed = self.process is not None and self.process.oom_kills() > 0
+        return error
+
+    def memory_bytes(self) -> int | None:
+        """What the runner and every process it started hold now (its memory cgroup);
+        None where the launcher cannot tell (no sandbox, or no cgroups)."""
+        if self.process is None or not self.process.alive:
+            return None
+        return self.process.memory_bytes()
+
     def _result(self, msg, elapsed: float) -> CallResult:
         if msg.kind is Kind.ERROR:
-            raise SubmissionError(msg.body if isinstance(msg.body, dict) else {})
+            raise self._error(msg.body)
         if msg.kind is not Kind.RESULT or not isinstance(msg.body, dict):
             raise self._broken(f"expected RESULT, got {msg.kind}")
         b = msg.body

@@ -23,6 +23,7 @@ import contextlib
 import fcntl
 import math
 import os
+import secrets
 import statistics
 import tempfile
 import time
@@ -34,6 +35,7 @@ from typing import Any
 import torch
 
 from judge.i18n import T
+from judge.jobfiles import JobFiles, JobFolderFull
 from judge.package import Problem, Throughput
 from judge.report import Report
 from judge.session import RunnerLost, SubmissionError
@@ -68,7 +70,7 @@ class Workload:
     """
 
     fn: str
-    make: Callable[[torch.Generator], tuple[list, dict]]
+    make: Callable[..., tuple[list, dict]]  # (rng) or, with files, (rng, put)
     check: Callable[..., Any]  # (got, expected) or, with check_folders, (got, expected, folders)
     target: str = "sub"
     prepare: str | None = None
@@ -80,6 +82,11 @@ class Workload:
     # left on disk.
     check_folders: bool = False
     stratum: Callable[[list, dict], str] | None = None
+    # With True, ``make(rng, put)`` also gets ``put(data, suffix="") -> name``, which
+    # writes a data file into both runners' job folders (judge.jobfiles: by the grader,
+    # never through a planted name) and returns the path the runners open it by; the
+    # files of a timed call are removed once it is checked.
+    files: bool = False
 
 
 @dataclass
@@ -166,6 +173,20 @@ def _hidden_error(e: SubmissionError, code: str) -> T:
 def measure(workload: Workload, spec: Throughput, sessions, rng: torch.Generator,
             budget_s: float) -> Measurement:
     sub, ref = sessions.get("sub"), sessions.get("ref")
+    files = JobFiles({"sub": Path(sub.job.dir), "ref": Path(ref.job.dir)},
+                     secrets.token_hex(8)) if workload.files else None
+    try:
+        return _measure(workload, spec, sessions, rng, budget_s, files)
+    except JobFolderFull as e:  # the submission filled (or replaced) its own folder
+        return Measurement([], [], [], verdict=Verdict.WRONG_ANSWER, message=e.message)
+    finally:
+        if files is not None:
+            files.remove_all()
+
+
+def _measure(workload: Workload, spec: Throughput, sessions, rng: torch.Generator,
+             budget_s: float, files: JobFiles | None) -> Measurement:
+    sub, ref = sessions.get("sub"), sessions.get("ref")
     m = Measurement([], [], [])
     deadline = time.monotonic() + budget_s
     call_limit = max(5.0, budget_s)
@@ -173,7 +194,11 @@ def measure(workload: Workload, spec: Throughput, sessions, rng: torch.Generator
     warm_from = workload.warmup  # pairs before this index are warm-up, discarded
     stalled = False  # one timed call of the submission was cut short already
     while True:
-        args, kwargs = workload.make(rng)
+        if files is not None:
+            files.remove_all()  # the previous call's
+            args, kwargs = workload.make(rng, files.put)
+        else:
+            args, kwargs = workload.make(rng)
         kind = workload.stratum(args, kwargs) if workload.stratum is not None else None
         results: dict[str, Any] = {}
         times: dict[str, float] = {}

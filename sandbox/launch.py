@@ -215,6 +215,17 @@ class RunnerProcess:
         """Whether the kernel's OOM killer ended it (a launcher with cgroups knows)."""
         return False
 
+    def oom_kills(self) -> int:
+        """How many processes of the job (the runner or anything it started, DataLoader
+        workers included) the kernel's OOM killer has ended so far; 0 where the launcher
+        cannot tell (no cgroup)."""
+        return 0
+
+    def memory_bytes(self) -> int | None:
+        """The memory the job holds now, every process of it together, as the kernel
+        counts it (its memory cgroup); None where the launcher cannot tell."""
+        return None
+
     def _release(self) -> None:
         """Free what the launcher holds for this process (called once, after it ended)."""
 
