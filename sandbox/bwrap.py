@@ -38,7 +38,7 @@ from pathlib import Path
 from typing import Any
 
 from sandbox import cgroup, gpu, jobdirs, seccomp
-from sandbox.launch import Job, Limits, MiB, RunnerProcess, Usage, _reap, watch
+from sandbox.launch import ExitReason, Job, Limits, MiB, RunnerProcess, Usage, _reap, watch
 from sandbox.layout import Layout, LayoutError
 from sandbox.protocol import Channel
 from sandbox.template import SandboxError, TemplateProcess, WarmRunner, handshake
@@ -343,7 +343,7 @@ class BwrapLauncher:
         folder = Path(os.path.abspath(folder))
         for runner in list(self.runners):
             if Path(os.path.abspath(runner.job.dir)) == folder and runner.alive:
-                runner.kill("killed")
+                runner.kill(ExitReason.KILLED)
                 runner.wait(5)
         self.jobdirs.release(folder)
 
@@ -358,7 +358,7 @@ class BwrapLauncher:
         """Kill what still runs, stop the template, unmount the job folders."""
         self._closed.set()
         for runner in list(self.runners):
-            runner.kill("killed")
+            runner.kill(ExitReason.KILLED)
             runner.wait(5)
         if self.template is not None:
             self.template.close()
