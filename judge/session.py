@@ -82,11 +82,8 @@ class SubmissionError(Exception):
         """What was raised, a ``hint`` (if any) after it, then the traceback."""
         head = f"{self.type}: {self.message}".strip()
         tb = f"\n{self.traceback.rstrip()}" if self.traceback else ""
-        if hint is not None:
-            head = f"{head} —— {hint.zh}", f"{head} — {hint.en}"
-        else:
-            head = head, head
-        raised = T(f"抛出了异常 {head[0]}{tb}", f"raised {head[1]}{tb}")
+        said = T(head, head) if hint is None else T(f"{head} —— {hint.zh}", f"{head} — {hint.en}")
+        raised = T(f"抛出了异常 {said.zh}{tb}", f"raised {said.en}{tb}")
         if not self.oom_killed:
             return raised
         return T("超出内存限制：内核结束了这个任务的一个进程（例如 DataLoader 的 worker；"
