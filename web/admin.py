@@ -17,9 +17,9 @@ from sqlalchemy.orm import Session
 
 from judge.i18n import T
 from judge.package import PackageError
+from judge.problem_store import Store, Stored
 from judge.upload import PackageRefused
 from web import admin_queries
-from web.bank import Store, Stored
 from web.errors import ClientError
 from web.live import Hub
 from web.models import ProblemRecord, ProblemVersion, User

@@ -17,8 +17,8 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from judge.i18n import T
 from judge.package import problems_dir
+from judge.problem_store import Store
 from web import admin_queries, db, errors, queries
-from web.bank import Store
 from web.live import Hub
 from web.pack import PackBuilder
 from web.pages import HERE, make_templates
