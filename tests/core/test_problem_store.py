@@ -45,7 +45,7 @@ def test_a_download_the_web_could_not_read_is_refused_like_an_upload(tmp_path):
     (folder / "statement.en.md").write_bytes(b"\xff\xfe not utf-8")
     version = package_hash(folder)
     problems = Problems(None, store=tmp_path / "cache", fetch=lambda v: zipped(folder))
-    with pytest.raises(PackageError, match="statement.en.md is not UTF-8"):
+    with pytest.raises(PackageError, match=r"statement\.en\.md is not UTF-8"):
         problems.exact(version)
     assert not (tmp_path / "cache" / version).exists()
 
@@ -53,6 +53,6 @@ def test_a_download_the_web_could_not_read_is_refused_like_an_upload(tmp_path):
 def test_a_tests_file_that_does_not_parse_is_refused(tmp_path):
     folder = write_problem(tmp_path / "src")
     (folder / "tests.py").write_text("def broken(:\n")
-    with pytest.raises(PackageError, match="tests.py has a syntax error on line 1"):
+    with pytest.raises(PackageError, match=r"tests\.py has a syntax error on line 1"):
         Store(tmp_path / "bank").put(folder=folder)
     assert [p.name for p in (tmp_path / "bank").iterdir()] == []
