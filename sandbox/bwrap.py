@@ -38,7 +38,7 @@ from pathlib import Path
 from typing import Any
 
 from sandbox import cgroup, gpu, jobdirs, seccomp
-from sandbox.launch import Job, Limits, MiB, RunnerProcess, Usage, _reap, watch
+from sandbox.launch import ExitReason, Job, Limits, MiB, RunnerProcess, Usage, _reap, watch
 from sandbox.layout import Layout, LayoutError
 from sandbox.layout import sweep as layout_sweep
 from sandbox.protocol import Channel
@@ -345,7 +345,7 @@ class BwrapLauncher:
         folder = Path(os.path.abspath(folder))
         for runner in list(self.runners):
             if Path(os.path.abspath(runner.job.dir)) == folder and runner.alive:
-                runner.kill("killed")
+                runner.kill(ExitReason.KILLED)
                 runner.wait(5)
         self.jobdirs.release(folder)
 
@@ -361,7 +361,7 @@ class BwrapLauncher:
         if hasattr(self, "_closed"):
             self._closed.set()
         for runner in list(getattr(self, "runners", ())):
-            runner.kill("killed")
+            runner.kill(ExitReason.KILLED)
             runner.wait(5)
         template = getattr(self, "template", None)
         if template is not None:

@@ -118,9 +118,17 @@ def _code_objects(code: CodeType) -> Iterator[CodeType]:
 
 
 def _load(loader: SourceLoader) -> ModuleType:
+    """Import ``loader``'s file as its module. When the file is named after the module
+    (``submission.py``, ``judge_fixture.py``), its folder goes on ``sys.path`` (last): a
+    process that multiprocessing starts with ``spawn`` or ``forkserver`` (a DataLoader
+    worker) is a fresh interpreter that gets the dataset by pickle, which names its class
+    by module, and imports that module by name."""
     spec = importlib.util.spec_from_file_location(loader.name, loader.path, loader=loader)
     if spec is None:
         raise ImportError(f"cannot load {loader.path}")
+    folder, file = os.path.split(os.path.abspath(loader.path))
+    if file == f"{loader.name}.py" and folder not in sys.path:
+        sys.path.append(folder)
     module = importlib.util.module_from_spec(spec)
     sys.modules[loader.name] = module
     loader.exec_module(module)

@@ -110,9 +110,6 @@ def run_job(job: str, limits: dict[str, Any], channel: int, output: int, status:
         # Only now: a cgroup namespace is rooted at the cgroup we are in when we make it.
         linux.unshare(linux.CLONE_NEWCGROUP)
         os.chdir("/job")
-        # As ``python -m`` in /job would have it (the cold path): the submission's folder
-        # first on sys.path, so that processes it spawns (DataLoader workers) import it.
-        sys.path[0] = "/job"
         from sandbox.confine import confine_job
 
         confine_job(limits, job_bpf)

@@ -11,6 +11,7 @@ from typing import Any
 from sqlalchemy import delete, func, select, update
 from sqlalchemy.orm import Session
 
+from judge.events import Event, FileChecked, FilesPlanned
 from judge.i18n import T
 from judge.package import PackageError, Problem, package_hash
 from judge.upload import PackageRefused
@@ -238,19 +239,18 @@ def validation_started(db: Session, version_id: int, files: list[dict[str, Any]]
         version.report = {"ok": None, "errors": [], "files": files}
 
 
-def validation_progress(db: Session, version_id: int, event: dict[str, Any]) -> None:
+def validation_progress(db: Session, version_id: int, event: Event) -> None:
     """Fold one progress event of a validate job into the version's report."""
     version = db.get(ProblemVersion, version_id)
     if version is None:
         return
     report = dict(version.report or {"ok": None, "errors": [], "files": []})
-    kind = event.get("event")
-    if kind == "start":
-        report = {"ok": None, "errors": [], "files": event["files"]}
+    if isinstance(event, FilesPlanned):
+        report = {"ok": None, "errors": [], "files": [f.to_json() for f in event.files]}
         version.status = "validating"
-    elif kind == "file":
+    elif isinstance(event, FileChecked):
         files = list(report.get("files", []))
-        entry = event["file"]
+        entry = event.file.to_json()
         for i, f in enumerate(files):
             if f["label"] == entry["label"]:
                 files[i] = entry

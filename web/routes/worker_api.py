@@ -133,15 +133,15 @@ def post_events(job_id: int, body: Events, db: SessionDep, hub: HubDep,
     ingest = ingest_validation_event if job is not None and job.kind == "validate" \
         else ingest_event
     try:
-        payloads = [p for p in (ingest(e) for e in body.events) if p is not None]
+        events = [e for e in (ingest(raw) for raw in body.events) if e is not None]
     except (KeyError, TypeError, ValueError) as e:
         raise ClientError(422, T(f"进度事件格式不对：{e}", f"malformed progress event: {e}")
                           ) from None
-    held = queries.add_events(db, job_id, body.lease_token, now, payloads)
+    held = queries.add_events(db, job_id, body.lease_token, now, events)
     if held is None:
         raise ClientError(409, LEASE_LOST)
     hub.notify(_job_key(held))
-    return {"stored": len(payloads)}
+    return {"stored": len(events)}
 
 
 @router.post("/jobs/{job_id}/result")
@@ -154,8 +154,8 @@ def post_result(job_id: int, body: Result, db: SessionDep, hub: HubDep, request:
         if job is not None and job.kind == "validate":
             result, columns = validation_result(body.report), {}
         else:
-            result = Report.from_json(body.report).to_json("zh")
-            columns = summary(result)
+            report = Report.from_json(body.report)
+            result, columns = report.to_json("zh"), summary(report)
     except (KeyError, TypeError, ValueError) as e:
         raise ClientError(422, T(f"评测报告格式不对：{e}", f"malformed report: {e}")) from None
     status, held = queries.finish(db, job_id, body.lease_token, now, result, columns)
