@@ -20,10 +20,10 @@ from judge.package import PackageError
 from judge.problem_store import Store, Stored
 from judge.upload import PackageRefused
 from web import admin_queries
+from web.catalog import Catalog
 from web.errors import BadRequest, Conflict, DomainError, Invalid
 from web.live import Hub
 from web.models import ProblemRecord, ProblemVersion, User
-from web.problems import ProblemBank
 
 log = logging.getLogger("web.admin")
 
@@ -111,10 +111,10 @@ def record_validation(db: Session, user: User | None, version: ProblemVersion,
     db.commit()
 
 
-def publish(db: Session, bank: ProblemBank | None, user: User | None,
+def publish(db: Session, catalog: Catalog | None, user: User | None,
             version: ProblemVersion, now: datetime) -> None:
-    """Make a valid version the one learners see (409 otherwise); ``bank`` (the app's
-    learners' view) is reloaded at once, else a running server sees it within 10 s."""
+    """Make a valid version the one learners see (Conflict otherwise); ``catalog`` (the
+    app's) is reloaded at once, else a running server sees it within 10 s."""
     try:
         admin_queries.publish(db, version)
     except PackageError as e:  # refused before anything changed
@@ -124,17 +124,17 @@ def publish(db: Session, bank: ProblemBank | None, user: User | None,
     admin_queries.audit(db, user, "publish", version.problem.slug, now,
                         version=version.content_hash)
     db.commit()
-    if bank is not None:
-        bank.refresh()
+    if catalog is not None:
+        catalog.refresh()
 
 
-def unpublish(db: Session, bank: ProblemBank | None, user: User | None,
+def unpublish(db: Session, catalog: Catalog | None, user: User | None,
               record: ProblemRecord, now: datetime) -> None:
     admin_queries.unpublish(db, record)
     admin_queries.audit(db, user, "unpublish", record.slug, now)
     db.commit()
-    if bank is not None:
-        bank.refresh()
+    if catalog is not None:
+        catalog.refresh()
 
 
 USER_ACTIONS = ("promote", "demote", "disable", "enable")

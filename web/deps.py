@@ -19,10 +19,10 @@ from sqlalchemy.orm import Session
 
 from judge.i18n import T
 from web import queries
+from web.catalog import Catalog
 from web.errors import Forbidden, LoginRequired, Unauthorized
 from web.live import Hub
 from web.models import User
-from web.problems import ProblemBank
 from web.security import csrf_ok, token_hash
 from web.settings import Settings
 
@@ -36,8 +36,8 @@ def get_settings(request: Request) -> Settings:
     return request.app.state.settings
 
 
-def get_bank(request: Request) -> ProblemBank:
-    return request.app.state.bank
+def get_catalog(request: Request) -> Catalog:
+    return request.app.state.catalog
 
 
 def get_hub(request: Request) -> Hub:
@@ -53,7 +53,7 @@ def get_now(request: Request) -> datetime:
 # does not hold a pooled connection for its whole life.
 SessionDep = Annotated[Session, Depends(get_db, scope="function")]
 SettingsDep = Annotated[Settings, Depends(get_settings)]
-BankDep = Annotated[ProblemBank, Depends(get_bank)]
+CatalogDep = Annotated[Catalog, Depends(get_catalog)]
 HubDep = Annotated[Hub, Depends(get_hub)]
 Now = Annotated[datetime, Depends(get_now)]
 

@@ -10,10 +10,10 @@ from sqlalchemy.orm import Session
 
 from judge.i18n import T
 from web import queries
+from web.catalog import Catalog
 from web.errors import BadRequest, NotFound, RateLimited, TooLarge, Unavailable
 from web.live import Hub
 from web.models import Submission, User
-from web.problems import ProblemBank
 from web.settings import Settings
 
 
@@ -34,9 +34,9 @@ def check_code(code: str, max_bytes: int) -> None:
         raise BadRequest(T("代码是空的", "the code is empty"))
 
 
-def submit(db: Session, settings: Settings, bank: ProblemBank, hub: Hub, user: User,
+def submit(db: Session, settings: Settings, catalog: Catalog, hub: Hub, user: User,
            problem_ident: str, code: str, now: datetime) -> Submission:
-    problem = bank.get(problem_ident)
+    problem = catalog.get(problem_ident)
     if problem is None:
         raise NotFound(T(f"没有这道题：{problem_ident!r}",
                                  f"no such problem: {problem_ident!r}"))

@@ -14,7 +14,7 @@ from starlette.concurrency import run_in_threadpool
 from judge.i18n import T
 from judge.upload import LIMITS
 from web import admin, admin_queries
-from web.deps import BankDep, HubDep, Now, SessionDep, admin_api
+from web.deps import CatalogDep, HubDep, Now, SessionDep, admin_api
 from web.errors import NotFound, TooLarge
 from web.live import follow_version
 from web.models import ProblemRecord, ProblemVersion, User
@@ -101,19 +101,19 @@ def version_events(vid: int, request: Request, db: SessionDep) -> StreamingRespo
 
 
 @router.post("/versions/{vid}/publish")
-def publish(vid: int, user: AdminUser, db: SessionDep, bank: BankDep,
+def publish(vid: int, user: AdminUser, db: SessionDep, catalog: CatalogDep,
             now: Now) -> dict[str, Any]:
     """Publish a valid version: learners see it from now on (409 if not valid)."""
     version = version_or_404(db, vid)
-    admin.publish(db, bank, user, version, now)
+    admin.publish(db, catalog, user, version, now)
     return version_json(version)
 
 
 @router.post("/problems/{slug}/unpublish")
-def unpublish(slug: str, user: AdminUser, db: SessionDep, bank: BankDep,
+def unpublish(slug: str, user: AdminUser, db: SessionDep, catalog: CatalogDep,
               now: Now) -> dict[str, Any]:
     """Hide a problem from learners (its versions and submissions are kept)."""
-    admin.unpublish(db, bank, user, problem_or_404(db, slug), now)
+    admin.unpublish(db, catalog, user, problem_or_404(db, slug), now)
     return {"slug": slug, "published": None}
 
 

@@ -14,13 +14,13 @@ from starlette.concurrency import run_in_threadpool
 from judge.i18n import T
 from judge.package import PackageError
 from web import admin, admin_queries
-from web.deps import AdminPageUser, BankDep, CsrfChecked, HubDep, Now, SessionDep
+from web.catalog import ProblemView
+from web.deps import AdminPageUser, CatalogDep, CsrfChecked, HubDep, Now, SessionDep
 from web.error_handlers import status_of
 from web.errors import DomainError
 from web.forms import Utf8FormRoute
 from web.language import page_lang
 from web.models import ProblemVersion
-from web.problems import ProblemView
 from web.routes.admin_api import problem_or_404, read_upload, version_or_404
 from web.templating import render
 
@@ -92,9 +92,9 @@ def problem(slug: str, request: Request, user: AdminPageUser, db: SessionDep,
 
 
 @router.post("/problems/{slug}/unpublish", dependencies=[CsrfChecked])
-def unpublish(slug: str, user: AdminPageUser, db: SessionDep, bank: BankDep,
+def unpublish(slug: str, user: AdminPageUser, db: SessionDep, catalog: CatalogDep,
               now: Now) -> Response:
-    admin.unpublish(db, bank, user, problem_or_404(db, slug), now)
+    admin.unpublish(db, catalog, user, problem_or_404(db, slug), now)
     return RedirectResponse(f"/admin/problems/{slug}", status_code=303)
 
 
@@ -123,10 +123,10 @@ def version(vid: int, request: Request, user: AdminPageUser, db: SessionDep) -> 
 
 
 @router.post("/versions/{vid}/publish", dependencies=[CsrfChecked])
-def publish(vid: int, user: AdminPageUser, db: SessionDep, bank: BankDep,
+def publish(vid: int, user: AdminPageUser, db: SessionDep, catalog: CatalogDep,
             now: Now) -> Response:
     version = version_or_404(db, vid)
-    admin.publish(db, bank, user, version, now)
+    admin.publish(db, catalog, user, version, now)
     return RedirectResponse(f"/admin/problems/{version.problem.slug}", status_code=303)
 
 

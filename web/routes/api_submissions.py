@@ -11,7 +11,7 @@ from sqlalchemy.orm import Session
 
 from judge.i18n import T
 from web import queries, submitting
-from web.deps import ApiUser, BankDep, HubDep, Now, SessionDep, SettingsDep, TokenUser
+from web.deps import ApiUser, CatalogDep, HubDep, Now, SessionDep, SettingsDep, TokenUser
 from web.errors import NotFound
 from web.language import request_lang
 from web.live import stream_factory
@@ -54,9 +54,9 @@ def view(db: Session, sub: Submission, user: User, lang: str) -> dict[str, Any]:
 
 @router.post("", status_code=202, response_model=Accepted)
 def create(body: NewSubmission, user: TokenUser, db: SessionDep, settings: SettingsDep,
-           bank: BankDep, hub: HubDep, now: Now) -> Accepted:
+           catalog: CatalogDep, hub: HubDep, now: Now) -> Accepted:
     """Queue code for judging (bearer token; one in flight per user, a per-minute cap)."""
-    sub = submitting.submit(db, settings, bank, hub, user, str(body.problem), body.code, now)
+    sub = submitting.submit(db, settings, catalog, hub, user, str(body.problem), body.code, now)
     return Accepted(id=sub.id, status=sub.status, url=f"/submissions/{sub.id}")
 
 

@@ -8,7 +8,7 @@ from starlette.concurrency import run_in_threadpool
 
 from judge.i18n import T
 from web import queries
-from web.deps import BankDep, PageUser, SessionDep
+from web.deps import CatalogDep, PageUser, SessionDep
 from web.errors import Unavailable
 from web.language import page_lang
 from web.pack import PackError
@@ -18,9 +18,9 @@ router = APIRouter(tags=["pages"], include_in_schema=False)
 
 
 @router.get("/leaderboard")
-def leaderboard(request: Request, user: PageUser, db: SessionDep, bank: BankDep) -> Response:
+def leaderboard(request: Request, user: PageUser, db: SessionDep, catalog: CatalogDep) -> Response:
     board = queries.leaderboard(db)
-    fastest = [(p, queries.fastest(db, p.slug)) for p in bank]
+    fastest = [(p, queries.fastest(db, p.slug)) for p in catalog]
     return render(request, "leaderboard.html", user, page_lang(request, user), board=board,
                   fastest=fastest)
 
