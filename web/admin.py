@@ -19,8 +19,8 @@ from judge.i18n import T
 from judge.package import PackageError
 from judge.problem_store import Store, Stored
 from judge.upload import PackageRefused
-from web import admin_queries
 from web.catalog import Catalog
+from web.data import accounts, audit_log, bank, queue
 from web.errors import BadRequest, Conflict, DomainError, Invalid
 from web.live import Hub
 from web.models import ProblemRecord, ProblemVersion, User
@@ -57,10 +57,10 @@ def add_version(db: Session, store: Store, hub: Hub | None, user: User | None,
     try:
         stored = store.put(zip_data=zip_data, files=files, folder=folder)
         problem = stored.problem
-        version, created = admin_queries.add_version(db, problem, origin, user, now, note)
+        version, created = bank.add_version(db, problem, origin, user, now, note)
         if validate and (created or version.status == "invalid"):
-            admin_queries.queue_validation(db, version, problem, now)
-        admin_queries.audit(db, user, "add-version", problem.slug, now,
+            queue.queue_validation(db, version, problem, now)
+        audit_log.record(db, user, "add-version", problem.slug, now,
                             version=problem.content_hash, origin=origin, note=note[:100],
                             created=created)
         db.commit()
@@ -84,7 +84,7 @@ def add_version(db: Session, store: Store, hub: Hub | None, user: User | None,
 
 def _discard_unused(db: Session, store: Store, content_hash: str) -> None:
     try:
-        admin_queries.discard_unused(db, store, content_hash)
+        bank.discard_unused(db, store, content_hash)
     except Exception:  # the database is failing too: an unused folder is harmless
         log.exception("could not remove the unused package folder %s", content_hash[:12])
 
@@ -93,8 +93,8 @@ def validate_again(db: Session, store: Store, hub: Hub, user: User, version: Pro
                    now: datetime) -> None:
     if version.status in ("uploaded", "validating"):
         raise Conflict(T("这个版本正在验证", "this version is being validated"))
-    admin_queries.queue_validation(db, version, store.load(version.content_hash), now)
-    admin_queries.audit(db, user, "validate", version.problem.slug, now,
+    queue.queue_validation(db, version, store.load(version.content_hash), now)
+    audit_log.record(db, user, "validate", version.problem.slug, now,
                         version=version.content_hash)
     db.commit()
     hub.notify("queue")
@@ -104,9 +104,9 @@ def record_validation(db: Session, user: User | None, version: ProblemVersion,
                       result: dict[str, Any], now: datetime) -> None:
     """A validation run outside the queue (``problems check`` on the server machine):
     the version's result, the validations still queued for it answered, the audit log."""
-    admin_queries.validation_finished(db, version.id, result, now)
-    admin_queries.close_queued_validations(db, version.id, now)
-    admin_queries.audit(db, user, "validate", version.problem.slug, now,
+    bank.validation_finished(db, version.id, result, now)
+    queue.close_queued_validations(db, version.id, now)
+    audit_log.record(db, user, "validate", version.problem.slug, now,
                         version=version.content_hash, ok=result.get("ok"))
     db.commit()
 
@@ -116,12 +116,12 @@ def publish(db: Session, catalog: Catalog | None, user: User | None,
     """Make a valid version the one learners see (Conflict otherwise); ``catalog`` (the
     app's) is reloaded at once, else a running server sees it within 10 s."""
     try:
-        admin_queries.publish(db, version)
+        bank.publish(db, version)
     except PackageError as e:  # refused before anything changed
         text = reason(e)
         raise Conflict(T(f"不能发布：{text.zh}", f"cannot publish: {text.en}")
                           ) from None
-    admin_queries.audit(db, user, "publish", version.problem.slug, now,
+    audit_log.record(db, user, "publish", version.problem.slug, now,
                         version=version.content_hash)
     db.commit()
     if catalog is not None:
@@ -130,8 +130,8 @@ def publish(db: Session, catalog: Catalog | None, user: User | None,
 
 def unpublish(db: Session, catalog: Catalog | None, user: User | None,
               record: ProblemRecord, now: datetime) -> None:
-    admin_queries.unpublish(db, record)
-    admin_queries.audit(db, user, "unpublish", record.slug, now)
+    bank.unpublish(db, record)
+    audit_log.record(db, user, "unpublish", record.slug, now)
     db.commit()
     if catalog is not None:
         catalog.refresh()
@@ -151,10 +151,10 @@ def change_user(db: Session, actor: User | None, target: User, action: str,
         raise Conflict(T("不能降级或停用自己的账号", "you cannot demote or disable "
                                  "your own account"))
     if action in ("promote", "demote"):
-        admin_queries.set_admin(db, target, action == "promote")
+        accounts.set_admin(db, target, action == "promote")
     else:
-        admin_queries.set_disabled(db, target, action == "disable")
-    admin_queries.audit(db, actor, action, target.username, now)
+        accounts.set_disabled(db, target, action == "disable")
+    audit_log.record(db, actor, action, target.username, now)
     db.commit()
 
 
@@ -171,14 +171,14 @@ def rejudge(db: Session, store: Store, hub: Hub, user: User, record: ProblemReco
             ids: list[int] | None, now: datetime) -> list[int]:
     """Judge submissions again (all of the problem's, or these) at its published version,
     below live submissions."""
-    version = admin_queries.published_version(db, record)
+    version = bank.published_version(db, record)
     if version is None:
         raise Conflict(T("这道题没有发布的版本，不能重测",
                                  "the problem has no published version to rejudge with"))
-    needs, prefers = admin_queries.gpu_needs(store.load(version.content_hash))
-    chosen = admin_queries.rejudge(db, record.slug, version.content_hash, now, ids,
+    needs, prefers = queue.gpu_needs(store.load(version.content_hash))
+    chosen = queue.rejudge(db, record.slug, version.content_hash, now, ids,
                                    needs_gpu=needs, prefers_gpu=prefers)
-    admin_queries.audit(db, user, "rejudge", record.slug, now, version=version.content_hash,
+    audit_log.record(db, user, "rejudge", record.slug, now, version=version.content_hash,
                         submissions=len(chosen), selected=ids is not None)
     db.commit()
     hub.notify("queue")

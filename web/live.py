@@ -33,7 +33,7 @@ from judge.events import (
 )
 from judge.report import Report
 from judge.verdict import Verdict
-from web import queries
+from web.data import queue, submissions
 from web.views import event_view
 
 POLL_S = 1.0  # the longest a stream waits before looking at the database again
@@ -101,14 +101,14 @@ class Snapshot:
 
 def snapshot(maker: sessionmaker[Session], sid: int, after_id: int) -> Snapshot | None:
     with maker() as db:
-        sub = queries.get_submission(db, sid)
+        sub = submissions.get_submission(db, sid)
         if sub is None:
             return None
         position = None
         if sub.status == "queued":
-            job = queries.current_job(db, sid)
-            position = queries.queue_position(db, job) if job else None
-        events = [(e.id, e.payload) for e in queries.events_after(db, sid, after_id)]
+            job = queue.current_job(db, sid)
+            position = queue.queue_position(db, job) if job else None
+        events = [(e.id, e.payload) for e in submissions.events_after(db, sid, after_id)]
         return Snapshot(sub.status, position, events, sub.report, sub.verdict, sub.ratio)
 
 

@@ -19,8 +19,9 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 from judge.i18n import T
 from judge.package import problems_dir
 from judge.problem_store import Store
-from web import admin_queries, db, error_handlers, queries
+from web import bundled, db, error_handlers
 from web.catalog import Catalog
+from web.data import bank, queue
 from web.live import Hub
 from web.pack import PackBuilder
 from web.routes import (
@@ -58,9 +59,9 @@ def create_app(settings: Settings | None = None, *, catalog: Catalog | None = No
     def published() -> list:
         """Seed the bundled problems (new content only), then the published versions."""
         with sessions() as session:
-            admin_queries.seed(session, store, settings.problems_dir or problems_dir(),
+            bundled.seed(session, store, settings.problems_dir or problems_dir(),
                                clock())
-            return admin_queries.published(session, store)
+            return bank.published(session, store)
 
     catalog = catalog or Catalog(settings.problems_dir, source=published)
 
@@ -126,7 +127,7 @@ async def _requeue_expired_until(stopping: asyncio.Event, app: FastAPI) -> None:
 
     def sweep() -> list[int]:
         with state.sessionmaker() as session:
-            return queries.requeue_expired(session, state.clock())
+            return queue.requeue_expired(session, state.clock())
 
     while not stopping.is_set():
         with contextlib.suppress(TimeoutError):

@@ -9,8 +9,8 @@ from datetime import datetime
 from sqlalchemy.orm import Session
 
 from judge.i18n import T
-from web import queries
 from web.catalog import Catalog
+from web.data import submissions, workers
 from web.errors import BadRequest, NotFound, RateLimited, TooLarge, Unavailable
 from web.live import Hub
 from web.models import Submission, User
@@ -41,16 +41,16 @@ def submit(db: Session, settings: Settings, catalog: Catalog, hub: Hub, user: Us
         raise NotFound(T(f"没有这道题：{problem_ident!r}",
                                  f"no such problem: {problem_ident!r}"))
     check_code(code, settings.max_code_bytes)
-    if problem.needs_gpu and not queries.gpu_worker_alive(db, now):
+    if problem.needs_gpu and not workers.gpu_worker_alive(db, now):
         raise Unavailable(T("这道题要在 GPU 上评测，现在没有可用的 GPU 评测机，请稍后再试",
                                  "this problem is judged on a GPU and no GPU worker is "
                                  "available now; please try again later"))
     try:
-        sub = queries.add_submission(db, user, problem.slug, problem.version, code, now,
+        sub = submissions.add_submission(db, user, problem.slug, problem.version, code, now,
                                      settings.submissions_per_minute,
                                      needs_gpu=problem.needs_gpu,
                                      prefers_gpu=problem.prefers_gpu)
-    except queries.Limited as e:
+    except submissions.Limited as e:
         if e.reason == "in_flight":
             raise RateLimited(T("你还有一个提交在排队或评测中，等它出结果再提交",
                                      "you already have a submission queued or being judged; "

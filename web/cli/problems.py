@@ -19,8 +19,9 @@ from sqlalchemy.orm import Session
 from judge.check import check_problem
 from judge.cli_base import UsageError, cuda_available, make_launcher
 from judge.render import paint
-from web import admin, admin_queries, db
+from web import admin, db
 from web.cli.datadir import open_data
+from web.data import bank
 from web.errors import DomainError
 from web.models import ProblemVersion
 
@@ -28,10 +29,10 @@ from web.models import ProblemVersion
 def cmd_list(args: argparse.Namespace) -> int:
     data = open_data(args)
     with data.sessions() as session:
-        latest = admin_queries.latest_versions(session)
+        latest = bank.latest_versions(session)
         print(f"{'no.':>4}  {'slug':<32} {'published':<14} newest")
-        for record in admin_queries.all_problems(session):
-            shown = admin_queries.published_version(session, record)
+        for record in bank.all_problems(session):
+            shown = bank.published_version(session, record)
             newest = latest.get(record.id)
             newest_text = (f"{newest.content_hash[:12]} {newest.status} ({newest.origin}, "
                            f"#{newest.id})" if newest else "-")
@@ -72,10 +73,10 @@ def cmd_add(args: argparse.Namespace) -> int:
 
 
 def _version(session: Session, slug: str, content_hash: str | None) -> ProblemVersion:
-    record = admin_queries.problem_record(session, slug)
+    record = bank.problem_record(session, slug)
     if record is None:
         raise UsageError(f"no problem {slug!r} in the bank (see `problems list`)")
-    found = [v for v in admin_queries.versions(session, record.id)
+    found = [v for v in bank.versions(session, record.id)
              if content_hash is None or v.content_hash.startswith(content_hash)]
     if not found:
         raise UsageError(f"{slug} has no version {content_hash!r}")
@@ -137,7 +138,7 @@ def cmd_publish(args: argparse.Namespace) -> int:
 def cmd_unpublish(args: argparse.Namespace) -> int:
     data = open_data(args)
     with data.sessions() as session:
-        record = admin_queries.problem_record(session, args.slug)
+        record = bank.problem_record(session, args.slug)
         if record is None:
             raise UsageError(f"no problem {args.slug!r} in the bank")
         admin.unpublish(session, None, None, record, db.utcnow())

@@ -13,7 +13,8 @@ from starlette.concurrency import run_in_threadpool
 
 from judge.i18n import T
 from judge.upload import LIMITS
-from web import admin, admin_queries
+from web import admin
+from web.data import audit_log, bank
 from web.deps import CatalogDep, HubDep, Now, SessionDep, admin_api
 from web.errors import NotFound, TooLarge
 from web.live import follow_version
@@ -24,14 +25,14 @@ router = APIRouter(prefix="/api/admin", tags=["admin"], dependencies=[Depends(ad
 
 
 def version_or_404(db, vid: int) -> ProblemVersion:
-    version = admin_queries.get_version(db, vid)
+    version = bank.get_version(db, vid)
     if version is None:
         raise NotFound(T("没有这个题目版本", "no such problem version"))
     return version
 
 
 def problem_or_404(db, slug: str) -> ProblemRecord:
-    record = admin_queries.problem_record(db, slug)
+    record = bank.problem_record(db, slug)
     if record is None:
         raise NotFound(T(f"题库里没有 {slug}", f"no problem {slug} in the bank"))
     return record
@@ -59,10 +60,10 @@ def version_json(version: ProblemVersion) -> dict[str, Any]:
 @router.get("/problems")
 def problems(db: SessionDep) -> list[dict[str, Any]]:
     """Every problem of the bank: its published and newest versions."""
-    latest = admin_queries.latest_versions(db)
+    latest = bank.latest_versions(db)
     out = []
-    for record in admin_queries.all_problems(db):
-        shown = admin_queries.published_version(db, record)
+    for record in bank.all_problems(db):
+        shown = bank.published_version(db, record)
         newest = latest.get(record.id)
         out.append({"slug": record.slug, "number": record.number,
                     "published": shown.content_hash if shown else None,
@@ -135,5 +136,5 @@ def audit(db: SessionDep) -> list[dict[str, Any]]:
     """The newest admin actions first."""
     return [{"id": e.id, "actor": e.actor, "action": e.action, "target": e.target,
              "detail": e.detail, "at": e.created_at.isoformat() + "Z"}
-            for e in admin_queries.audit_log(db)]
+            for e in audit_log.newest(db)]
 

@@ -13,8 +13,9 @@ from starlette.concurrency import run_in_threadpool
 
 from judge.i18n import T
 from judge.package import PackageError
-from web import admin, admin_queries
+from web import admin
 from web.catalog import ProblemView
+from web.data import bank, queue, submissions
 from web.deps import AdminPageUser, CatalogDep, CsrfChecked, HubDep, Now, SessionDep
 from web.error_handlers import status_of
 from web.errors import DomainError
@@ -46,9 +47,9 @@ def title(store, version: ProblemVersion | None, lang: str) -> str:
 
 def problems_page(request: Request, user, db, *, error: str | None = None,
                   status: int = 200) -> Response:
-    latest = admin_queries.latest_versions(db)
-    records = admin_queries.all_problems(db)
-    shown = {r.id: admin_queries.published_version(db, r) for r in records}
+    latest = bank.latest_versions(db)
+    records = bank.all_problems(db)
+    shown = {r.id: bank.published_version(db, r) for r in records}
     lang = page_lang(request, user)
     titles = {r.id: title(request.app.state.store, shown[r.id] or latest.get(r.id), lang)
               for r in records}
@@ -81,14 +82,14 @@ def problem(slug: str, request: Request, user: AdminPageUser, db: SessionDep,
             notice: str = "") -> Response:
     record = problem_or_404(db, slug)
     lang = page_lang(request, user)
-    versions = admin_queries.versions(db, record.id)
-    shown = admin_queries.published_version(db, record)
+    versions = bank.versions(db, record.id)
+    shown = bank.published_version(db, record)
     return render(request, "admin_problem.html", user, lang, record=record,
                   versions=versions, shown=shown,
                   title=title(request.app.state.store, shown or next(iter(versions), None),
                               lang),
-                  subs=admin_queries.problem_submissions(db, slug, limit=100),
-                  pending=admin_queries.pending_rejudges(db, slug), notice=notice[:200])
+                  subs=submissions.problem_submissions(db, slug, limit=100),
+                  pending=queue.pending_rejudges(db, slug), notice=notice[:200])
 
 
 @router.post("/problems/{slug}/unpublish", dependencies=[CsrfChecked])

@@ -10,8 +10,8 @@ from typing import Any
 from fastapi import APIRouter, Request
 
 from judge.i18n import T
-from web import queries
 from web.catalog import ProblemView
+from web.data import standings
 from web.deps import CatalogDep, Reader, SessionDep
 from web.errors import NotFound
 from web.language import request_lang
@@ -35,7 +35,7 @@ def list_problems(request: Request, catalog: CatalogDep, db: SessionDep,
                   reader: Reader) -> list[dict[str, Any]]:
     """Every problem: number, title, difficulty, tags and acceptance rate."""
     lang = request_lang(request)
-    stats = queries.problem_stats(db)
+    stats = standings.problem_stats(db)
     return [summary(p, lang, stats.get(p.slug, (0, 0))) for p in catalog]
 
 
@@ -47,7 +47,7 @@ def get_problem(slug: str, request: Request, catalog: CatalogDep, db: SessionDep
     if p is None:
         raise NotFound(T(f"没有这道题：{slug!r}", f"no such problem: {slug!r}"))
     lang = request_lang(request)
-    data = summary(p, lang, queries.problem_stats(db).get(p.slug, (0, 0)))
+    data = summary(p, lang, standings.problem_stats(db).get(p.slug, (0, 0)))
     data.update({
         "version": p.version, "names": list(p.meta.names),
         "statement": {"zh": p.statement("zh"), "en": p.statement("en")},

@@ -9,8 +9,9 @@ from fastapi import APIRouter, Form, Request
 from fastapi.responses import RedirectResponse, Response
 
 from judge.i18n import T
-from web import queries, submitting
+from web import submitting
 from web.catalog import ProblemView
+from web.data import standings, submissions
 from web.deps import (
     CatalogDep,
     CsrfChecked,
@@ -39,8 +40,8 @@ def problem_or_404(catalog, slug: str) -> ProblemView:
 
 @router.get("/")
 def problem_list(request: Request, user: PageUser, db: SessionDep, catalog: CatalogDep) -> Response:
-    stats = queries.problem_stats(db)
-    mine = queries.user_status(db, user.id) if user else {}
+    stats = standings.problem_stats(db)
+    mine = standings.user_status(db, user.id) if user else {}
     rows = [{"p": p, "status": mine.get(p.slug), "stats": stats.get(p.slug, (0, 0))}
             for p in catalog]
     return render(request, "problems.html", user, page_lang(request, user), rows=rows)
@@ -49,7 +50,7 @@ def problem_list(request: Request, user: PageUser, db: SessionDep, catalog: Cata
 def problem_page(request: Request, user, db, p: ProblemView, *, code: str | None = None,
                  error: str | None = None, status: int = 200,
                  headers: dict[str, str] | None = None) -> Response:
-    recent = queries.user_submissions(db, user.id, problem=p.slug, limit=5) if user else []
+    recent = submissions.user_submissions(db, user.id, problem=p.slug, limit=5) if user else []
     return render(request, "problem.html", user, page_lang(request, user), status=status,
                   headers=headers, p=p, recent=recent, error=error,
                   code=p.starter if code is None else code, code_from_server=code is not None)

@@ -5,7 +5,7 @@ from __future__ import annotations
 from fastapi import APIRouter, Query, Request
 from fastapi.responses import Response
 
-from web import queries
+from web.data import submissions
 from web.deps import CatalogDep, LoggedIn, SessionDep
 from web.language import page_lang
 from web.routes.api_submissions import readable, view
@@ -27,7 +27,7 @@ def submission(sid: int, request: Request, user: LoggedIn, db: SessionDep,
 @router.get("/submissions")
 def history(request: Request, user: LoggedIn, db: SessionDep, catalog: CatalogDep,
             page: int = Query(1, ge=1, le=10_000)) -> Response:
-    subs = queries.user_submissions(db, user.id, limit=PAGE, offset=(page - 1) * PAGE)
-    total = queries.count_user_submissions(db, user.id)
+    subs = submissions.user_submissions(db, user.id, limit=PAGE, offset=(page - 1) * PAGE)
+    total = submissions.count_user_submissions(db, user.id)
     return render(request, "history.html", user, page_lang(request, user), subs=subs,
                   catalog=catalog, page=page, pages=max(1, -(-total // PAGE)), total=total)
