@@ -21,7 +21,7 @@ from judge.i18n import T
 from web.catalog import Catalog
 from web.data import accounts
 from web.errors import Forbidden, LoginRequired, Unauthorized
-from web.live import Hub
+from web.hub import Hub
 from web.models import User
 from web.security import csrf_ok, token_hash
 from web.settings import Settings

@@ -22,8 +22,8 @@ from judge.problem_store import Store
 from web import bundled, db, error_handlers
 from web.catalog import Catalog
 from web.data import bank, queue
-from web.live import Hub
-from web.pack import PackBuilder
+from web.hub import Hub
+from web.practice_pack import PackBuilder
 from web.routes import (
     admin_api,
     admin_pages,

@@ -12,7 +12,7 @@ from judge.i18n import T
 from web.catalog import Catalog
 from web.data import submissions, workers
 from web.errors import BadRequest, NotFound, RateLimited, TooLarge, Unavailable
-from web.live import Hub
+from web.hub import Hub
 from web.models import Submission, User
 from web.settings import Settings
 

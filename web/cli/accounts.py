@@ -10,11 +10,11 @@ import getpass
 import sys
 
 from judge.cli_base import UsageError
-from web import admin, db
+from web import account_rules, db
+from web.account_rules import check_new_account
 from web.cli.datadir import open_data
 from web.data import accounts, audit_log
 from web.errors import DomainError
-from web.routes.accounts import check_new_account
 from web.security import hash_password
 
 
@@ -53,7 +53,7 @@ def change_user(args: argparse.Namespace, action: str) -> None:
         user = accounts.user_by_name(session, args.username)
         if user is None:
             raise UsageError(f"no user {args.username!r}")
-        admin.change_user(session, None, user, action, db.utcnow())
+        account_rules.change_user(session, None, user, action, db.utcnow())
 
 
 def cmd_change_user(args: argparse.Namespace) -> int:

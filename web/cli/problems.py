@@ -19,7 +19,7 @@ from sqlalchemy.orm import Session
 from judge.check import check_problem
 from judge.cli_base import UsageError, cuda_available, make_launcher
 from judge.render import paint
-from web import admin, db
+from web import bank_admin, db
 from web.cli.datadir import open_data
 from web.data import bank
 from web.errors import DomainError
@@ -52,7 +52,7 @@ def cmd_add(args: argparse.Namespace) -> int:
         raise UsageError(f"{source}: no such folder or zip")
     with data.sessions() as session:
         try:  # as an upload: refused with the reason, nothing stored
-            version, created = admin.add_version(
+            version, created = bank_admin.add_version(
                 session, data.store, None, None, db.utcnow(), origin="cli", note=source.name,
                 validate=not args.check, **package)
         except DomainError as e:
@@ -103,7 +103,7 @@ def _check(args: argparse.Namespace, slug: str, content_hash: str | None) -> int
     report = {"ok": result.ok, "errors": result.errors,
               "files": [o.to_json() for o in result.outcomes], "skipped": result.skipped}
     with data.sessions() as session:
-        admin.record_validation(session, None, _version(session, slug, full_hash), report,
+        bank_admin.record_validation(session, None, _version(session, slug, full_hash), report,
                                 db.utcnow())
     if result.ok:
         print(paint(f"✓ {slug} {full_hash[:12]} is valid", "32"))
@@ -123,7 +123,7 @@ def _publish(args: argparse.Namespace, slug: str, content_hash: str | None) -> i
     with data.sessions() as session:
         version = _version(session, slug, content_hash)
         try:
-            admin.publish(session, None, None, version, db.utcnow())
+            bank_admin.publish(session, None, None, version, db.utcnow())
         except DomainError as e:
             raise UsageError(e.message.en) from None
         print(f"{slug}: published {version.content_hash[:12]} (a running server shows it "
@@ -141,6 +141,6 @@ def cmd_unpublish(args: argparse.Namespace) -> int:
         record = bank.problem_record(session, args.slug)
         if record is None:
             raise UsageError(f"no problem {args.slug!r} in the bank")
-        admin.unpublish(session, None, None, record, db.utcnow())
+        bank_admin.unpublish(session, None, None, record, db.utcnow())
     print(f"{args.slug}: unpublished")
     return 0

@@ -21,7 +21,7 @@ from judge.isolation import WARNING as NO_SANDBOX_WARNING
 from judge.isolation import dev_mode_requested, sandbox_unavailable
 from judge.package import ROOT
 from web.main import create_app
-from web.pack import PackError
+from web.practice_pack import PackError
 from web.settings import Settings
 
 log = logging.getLogger("judge.serve")

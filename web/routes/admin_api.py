@@ -13,12 +13,12 @@ from starlette.concurrency import run_in_threadpool
 
 from judge.i18n import T
 from judge.upload import LIMITS
-from web import admin
+from web import bank_admin
 from web.data import audit_log, bank
 from web.deps import CatalogDep, HubDep, Now, SessionDep, admin_api
 from web.errors import NotFound, TooLarge
-from web.live import follow_version
 from web.models import ProblemRecord, ProblemVersion, User
+from web.streams import follow_version
 
 AdminUser = Annotated[User, Depends(admin_api)]
 router = APIRouter(prefix="/api/admin", tags=["admin"], dependencies=[Depends(admin_api)])
@@ -78,7 +78,7 @@ async def upload(user: AdminUser, request: Request, db: SessionDep, hub: HubDep,
     """Upload a package (zip): stored as a new version and queued for validation."""
     data = await read_upload(file)
     version, _ = await run_in_threadpool(  # unpacking and hashing: off the event loop
-        admin.add_version, db, request.app.state.store, hub, user, now, origin="upload",
+        bank_admin.add_version, db, request.app.state.store, hub, user, now, origin="upload",
         note=file.filename or "upload.zip", zip_data=data)
     return await run_in_threadpool(version_json, version)
 
@@ -106,7 +106,7 @@ def publish(vid: int, user: AdminUser, db: SessionDep, catalog: CatalogDep,
             now: Now) -> dict[str, Any]:
     """Publish a valid version: learners see it from now on (409 if not valid)."""
     version = version_or_404(db, vid)
-    admin.publish(db, catalog, user, version, now)
+    bank_admin.publish(db, catalog, user, version, now)
     return version_json(version)
 
 
@@ -114,7 +114,7 @@ def publish(vid: int, user: AdminUser, db: SessionDep, catalog: CatalogDep,
 def unpublish(slug: str, user: AdminUser, db: SessionDep, catalog: CatalogDep,
               now: Now) -> dict[str, Any]:
     """Hide a problem from learners (its versions and submissions are kept)."""
-    admin.unpublish(db, catalog, user, problem_or_404(db, slug), now)
+    bank_admin.unpublish(db, catalog, user, problem_or_404(db, slug), now)
     return {"slug": slug, "published": None}
 
 
@@ -126,7 +126,7 @@ class Rejudge(BaseModel):
 def rejudge(slug: str, body: Rejudge, user: AdminUser, request: Request, db: SessionDep,
             hub: HubDep, now: Now) -> dict[str, Any]:
     """Judge submissions again at the published version, below live submissions."""
-    chosen = admin.rejudge(db, request.app.state.store, hub, user, problem_or_404(db, slug),
+    chosen = bank_admin.rejudge(db, request.app.state.store, hub, user, problem_or_404(db, slug),
                            body.submissions, now)
     return {"queued": chosen}
 

@@ -10,7 +10,7 @@ from fastapi import APIRouter, Form, Request
 from fastapi.responses import RedirectResponse, Response
 
 from judge.i18n import T
-from web import admin
+from web import account_rules
 from web.data import accounts, audit_log
 from web.deps import AdminPageUser, CsrfChecked, Now, SessionDep
 from web.errors import NotFound
@@ -36,7 +36,7 @@ def change(uid: int, user: AdminPageUser, db: SessionDep, now: Now,
     target = db.get(User, uid)
     if target is None:
         raise NotFound(T("没有这个用户", "no such user"))
-    admin.change_user(db, user, target, action, now)
+    account_rules.change_user(db, user, target, action, now)
     return RedirectResponse("/admin/users", status_code=303)
 
 

@@ -15,9 +15,9 @@ from web.data import queue, submissions
 from web.deps import ApiUser, CatalogDep, HubDep, Now, SessionDep, SettingsDep, TokenUser
 from web.errors import NotFound
 from web.language import request_lang
-from web.live import stream_factory
 from web.models import Submission, User
-from web.views import submission_view
+from web.streams import stream_factory
+from web.submission_view import submission_view
 
 router = APIRouter(prefix="/api/submissions", tags=["submissions"])
 

@@ -8,10 +8,10 @@ from fastapi import APIRouter, Depends
 from fastapi.security import OAuth2PasswordRequestForm
 from pydantic import BaseModel, Field
 
+from web.account_rules import BAD_LOGIN, CLOSED, DISABLED, TAKEN, check_new_account
 from web.data import accounts
 from web.deps import Now, SessionDep, SettingsDep
 from web.errors import Conflict, Forbidden, Unauthorized
-from web.routes.accounts import BAD_LOGIN, CLOSED, DISABLED, TAKEN, check_new_account
 from web.security import hash_password, new_token, token_hash, verify_password
 
 router = APIRouter(prefix="/api", tags=["accounts"])

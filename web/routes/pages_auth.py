@@ -10,13 +10,13 @@ from fastapi import APIRouter, Form, Request
 from fastapi.responses import RedirectResponse, Response
 
 from judge.i18n import T
+from web.account_rules import BAD_LOGIN, CLOSED, DISABLED, TAKEN, check_new_account
 from web.data import accounts
 from web.deps import CsrfChecked, Now, PageUser, SessionDep, SettingsDep
 from web.errors import DomainError
 from web.forms import Utf8FormRoute
 from web.language import page_lang
 from web.models import User
-from web.routes.accounts import BAD_LOGIN, CLOSED, DISABLED, TAKEN, check_new_account
 from web.security import hash_password, verify_password
 from web.templating import render
 

@@ -11,7 +11,7 @@ from web.data import standings
 from web.deps import CatalogDep, PageUser, SessionDep
 from web.errors import Unavailable
 from web.language import page_lang
-from web.pack import PackError
+from web.practice_pack import PackError
 from web.templating import render
 
 router = APIRouter(tags=["pages"], include_in_schema=False)

@@ -19,7 +19,8 @@ from web.data import queue, workers
 from web.deps import HubDep, Now, SessionDep, SettingsDep, WorkerAuth
 from web.errors import Conflict, Invalid, NotFound
 from web.models import Job, Worker
-from web.views import ingest_event, ingest_validation_event, summary, validation_result
+from web.submission_view import ingest_event, summary
+from web.validation import ingest_validation_event, validation_result
 
 router = APIRouter(prefix="/worker", tags=["worker"], dependencies=[WorkerAuth])
 
@@ -115,7 +116,7 @@ def renew(job_id: int, body: Lease, db: SessionDep, settings: SettingsDep,
 
 
 def _key(kind: str, submission_id: int | None, version_id: int | None) -> tuple[str, int]:
-    """What a job's readers wait on (web.live.Hub)."""
+    """What a job's readers wait on (web.hub.Hub)."""
     if kind == "validate":
         return ("version", version_id or 0)
     return ("submission", submission_id or 0)

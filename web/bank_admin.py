@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import logging
 import re
-import tomllib
 from datetime import datetime
 from pathlib import Path
 from typing import Any
@@ -20,15 +19,13 @@ from judge.package import PackageError
 from judge.problem_store import Store, Stored
 from judge.upload import PackageRefused
 from web.catalog import Catalog
-from web.data import accounts, audit_log, bank, queue
+from web.data import audit_log, bank, queue
 from web.errors import BadRequest, Conflict, DomainError, Invalid
-from web.live import Hub
+from web.hub import Hub
 from web.models import ProblemRecord, ProblemVersion, User
 
 log = logging.getLogger("web.admin")
 
-EDITABLE_TEXT = ("statement.zh.md", "statement.en.md", "tests.py")
-LIMIT_FIELDS = {"case_wall_s": float, "cpu_s": float, "memory_mb": int, "output_kb": int}
 
 
 def reason(e: PackageError) -> T:
@@ -137,25 +134,8 @@ def unpublish(db: Session, catalog: Catalog | None, user: User | None,
         catalog.refresh()
 
 
-USER_ACTIONS = ("promote", "demote", "disable", "enable")
 
 
-def change_user(db: Session, actor: User | None, target: User, action: str,
-                now: datetime) -> None:
-    """Promote, demote, disable or enable an account (``actor`` None: the CLI). An admin
-    cannot demote or disable themself (409): the site would lose its last admin by a slip
-    of the mouse."""
-    if action not in USER_ACTIONS:
-        raise ValueError(f"unknown action {action!r}")
-    if actor is not None and target.id == actor.id and action in ("demote", "disable"):
-        raise Conflict(T("不能降级或停用自己的账号", "you cannot demote or disable "
-                                 "your own account"))
-    if action in ("promote", "demote"):
-        accounts.set_admin(db, target, action == "promote")
-    else:
-        accounts.set_disabled(db, target, action == "disable")
-    audit_log.record(db, actor, action, target.username, now)
-    db.commit()
 
 
 def parse_ids(text: str) -> list[int]:
@@ -185,30 +165,5 @@ def rejudge(db: Session, store: Store, hub: Hub, user: User, record: ProblemReco
     return chosen
 
 
-def set_limits(toml_text: str, limits: dict[str, Any]) -> str:
-    """problem.toml with the [limits] values replaced (other lines, comments included,
-    kept as they are)."""
-    lines = toml_text.splitlines()
-    start = next((i for i, line in enumerate(lines) if line.strip() == "[limits]"), None)
-    if start is None:
-        lines += ["", "[limits]"]
-        start = len(lines) - 1
-    end = next((i for i in range(start + 1, len(lines))
-                if lines[i].strip().startswith("[")), len(lines))
-    for key, value in limits.items():
-        line = f"{key} = {value}"
-        found = next((i for i in range(start + 1, end)
-                      if re.match(rf"\s*{key}\s*=", lines[i])), None)
-        if found is None:
-            lines.insert(end, line)
-            end += 1
-        else:
-            lines[found] = line
-    return "\n".join(lines) + "\n"
 
 
-def current_limits(toml_text: str) -> dict[str, Any]:
-    try:
-        return dict(tomllib.loads(toml_text).get("limits", {}))
-    except tomllib.TOMLDecodeError:
-        return {}

@@ -17,7 +17,7 @@ from judge.upload import copy_folder
 from web.catalog import Catalog
 from web.settings import Settings
 
-log = logging.getLogger("web.pack")
+log = logging.getLogger("web.practice_pack")
 BUILD_TIMEOUT_S = 600
 
 
