@@ -134,7 +134,7 @@ class NoFolders(dict):
 def run_bare(problem: Problem, cases: list, seed: int) -> None:
     sessions = {"sub": DirectSession(problem), "ref": DirectSession(problem)}
 
-    def get(role: str, fresh: bool = False) -> Any:
+    def get(role: str, fresh: bool = False, *, hash_seed: int | None = None) -> Any:
         if fresh:
             raise NotBare("needs a fresh runner")
         return sessions[role]

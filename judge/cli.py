@@ -1,4 +1,7 @@
-"""``python -m judge``: grade a file, check packages (and, with the web extras, serve).
+"""``python -m judge``: grade a file, check packages, run a worker, build the practice
+pack; and the commands other parts of the project add (the web's ``serve``, ``admin``,
+``problems``), found through the ``torch_judge.commands`` entry-point group so that the
+core never imports them.
 
 Exit status: 0 accepted (or every package passed), 1 any other verdict (or a package
 failed), 2 a usage or internal error.
@@ -11,50 +14,33 @@ import contextlib
 import json
 import logging
 import sys
+from importlib import metadata
 from pathlib import Path
 
+from judge.cli_base import (
+    UsageError,
+    add_isolation_args,
+    check_extra,
+    cuda_available,
+    find_problem,
+    load_problems,
+    make_launcher,
+)
+from judge.cli_worker import add_worker_commands
 from judge.i18n import DEFAULT_LANG, LANGS
-from judge.package import PackageError, find, load_all, load_problem
+from judge.package import PackageError
 from judge.render import indent, paint, render
 from judge.verdict import Verdict
 
 log = logging.getLogger("judge")
-
-
-class UsageError(Exception):
-    """Bad arguments or input; printed as one line, exit status 2."""
-
-
-def make_launcher(args: argparse.Namespace):
-    from judge.isolation import launcher_from_args
-
-    return launcher_from_args(args)
-
-
-def add_isolation_args(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--no-sandbox", action="store_true",
-                   help="DEVELOPMENT ONLY: run submissions as plain child processes")
-
-
-def _problems(root: str | None):
-    try:
-        return load_all(Path(root) if root else None)
-    except PackageError as e:
-        raise UsageError(str(e)) from None
-
-
-def _problem(args: argparse.Namespace):
-    """PROBLEM may be a slug, a number, or a package folder."""
-    path = Path(args.problem)
-    if path.is_dir() and (path / "problem.toml").is_file():
-        return load_problem(path)
-    return find(_problems(args.problems), args.problem)
+COMMANDS_GROUP = "torch_judge.commands"  # entry points: add_commands(subparsers)
+__all__ = ["COMMANDS_GROUP", "UsageError", "build_parser", "main"]
 
 
 def cmd_grade(args: argparse.Namespace) -> int:
     from judge.grader import Options, grade
 
-    problem = _problem(args)
+    problem = find_problem(args.problem, args.problems)
     path = Path(args.file)
     try:
         code = path.read_text(encoding="utf-8")
@@ -68,7 +54,7 @@ def cmd_grade(args: argparse.Namespace) -> int:
     try:
         options = Options(seed=args.seed, public_only=args.public_only,
                           cases=tuple(args.case or ()), throughput=not args.no_throughput,
-                          cuda=_cuda_available())
+                          cuda=cuda_available())
         # Whatever a package's tests print must not corrupt --json: stdout is the report's.
         with contextlib.redirect_stdout(sys.stderr):
             report = grade(problem, code, launcher, options)
@@ -90,10 +76,9 @@ def cmd_check(args: argparse.Namespace) -> int:
     from judge.check import check_problem
 
     if args.problem:
-        problems = [_problem(argparse.Namespace(problem=p, problems=args.problems))
-                    for p in args.problem]
+        problems = [find_problem(p, args.problems) for p in args.problem]
     else:
-        problems = _problems(args.problems)
+        problems = load_problems(args.problems)
     launcher = make_launcher(args)
     bad = 0
     try:
@@ -105,7 +90,7 @@ def cmd_check(args: argparse.Namespace) -> int:
 
             result = check_problem(problem, launcher, seed=args.seed, workers=args.jobs,
                                    throughput=not args.no_throughput,
-                                   cuda=_cuda_available(), on_outcome=progress)
+                                   cuda=cuda_available(), on_outcome=progress)
             skipped = (f", {len(result.skipped)} skipped: they need CUDA"
                        if result.skipped else "")
             if args.verbose:
@@ -125,17 +110,10 @@ def cmd_check(args: argparse.Namespace) -> int:
     return 1 if bad else 0
 
 
-def _cuda_available() -> bool:
-    try:
-        import torch
-
-        return torch.cuda.is_available()
-    except Exception:
-        return False
-
-
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="python -m judge", description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(
+        prog="python -m judge", description="Grade a file, check packages, run a worker; "
+        "with the web package installed, serve and administer the site.")
     parser.add_argument("--problems", metavar="DIR",
                         help="the problem bank (default: $JUDGE_PROBLEMS_DIR or ./problems)")
     parser.add_argument("-v", "--verbose", action="store_true")
@@ -162,13 +140,27 @@ def build_parser() -> argparse.ArgumentParser:
     add_isolation_args(p)
     p.set_defaults(fn=cmd_check)
 
-    try:
-        from judge.cli_server import add_server_commands
-    except ImportError:
-        pass  # the web extras are not installed
-    else:
-        add_server_commands(sub)
+    add_worker_commands(sub)
+    if not add_plugin_commands(sub):
+        parser.epilog = ("serve, admin and problems come with the web package: install this "
+                         "project (pip install -e '.[web]', or scripts/setup.sh)")
     return parser
+
+
+def add_plugin_commands(sub) -> int:
+    """The commands other packages of the project register (``[project.entry-points.
+    "torch_judge.commands"]`` in pyproject.toml). A plugin that cannot be loaded is
+    skipped with a warning: the core commands keep working. Returns how many loaded."""
+    loaded = 0
+    for entry in sorted(metadata.entry_points(group=COMMANDS_GROUP), key=lambda e: e.name):
+        try:
+            add_commands = entry.load()
+        except ImportError as e:
+            log.warning("commands %r cannot be loaded: %s", entry.name, e)
+            continue
+        add_commands(sub)
+        loaded += 1
+    return loaded
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -177,6 +169,8 @@ def main(argv: list[str] | None = None) -> int:
     logging.basicConfig(level=logging.INFO if args.verbose else logging.WARNING,
                         format="%(levelname)s %(name)s: %(message)s")
     try:
+        if getattr(args, "extra", None):
+            check_extra(args.command, args.extra)
         return int(args.fn(args) or 0)
     except (UsageError, PackageError) as e:
         print(f"error: {e}", file=sys.stderr)

@@ -13,12 +13,11 @@ says so instead of comparing against the wrong values.
 from __future__ import annotations
 
 import hashlib
-import shutil
-import tempfile
 from pathlib import Path
 from typing import Any
 
 from judge.session import Budget, CallResult
+from judge.workdirs import job_root
 from sandbox.protocol import Kind, decode_frame, encode
 
 FILE = "expected.bin"
@@ -100,20 +99,19 @@ def record_public(problem: Any, launcher: Any) -> bytes:
 
     log: dict[str, list] = {}
     code = problem.read("reference.py")
-    root = Path(tempfile.mkdtemp(prefix="judge-record-"))
-    sessions = Sessions(launcher, problem, root, code, "cpu")
-    recorder = RecordingSession(sessions.get("ref"), log)
-    sessions.current["ref"] = recorder  # type: ignore[assignment]
-    try:
-        for spec in problem.tests.select(public_only=True):
-            recorder.case = spec.name
-            result = run_case(problem, spec, sessions, 0, Options())
-            if str(result.verdict) != "accepted":
-                raise RuntimeError(f"{problem.slug}/{spec.name}: the reference got "
-                                   f"{result.verdict}: {result.message.en}")
-    finally:
-        sessions.close()
-        shutil.rmtree(root, ignore_errors=True)
+    with job_root(launcher, prefix="judge-record-") as root:
+        sessions = Sessions(launcher, problem, root, code, "cpu")
+        recorder = RecordingSession(sessions.get("ref"), log)
+        sessions.current["ref"] = recorder  # type: ignore[assignment]
+        try:
+            for spec in problem.tests.select(public_only=True):
+                recorder.case = spec.name
+                result = run_case(problem, spec, sessions, 0, Options())
+                if str(result.verdict) != "accepted":
+                    raise RuntimeError(f"{problem.slug}/{spec.name}: the reference got "
+                                       f"{result.verdict}: {result.message.en}")
+        finally:
+            sessions.close()
     return encode(Kind.RESULT, log).tobytes()
 
 

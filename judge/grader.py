@@ -8,10 +8,10 @@ is its first failing test's.
 
 from __future__ import annotations
 
+import dataclasses
 import logging
 import secrets
 import shutil
-import tempfile
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -20,13 +20,15 @@ from typing import Any
 
 import torch
 
+from judge.events import Done, Event, PlannedTest, Running, Started, TestJudged
 from judge.expected import ReplayMismatch, ReplaySession
 from judge.i18n import T
 from judge.package import Problem
-from judge.report import NEEDS_CUDA, Report, TestResult
+from judge.report import NEEDS_CUDA, Report, SkipReason, TestResult
 from judge.session import Budget, ImportFailed, RunnerLost, RunnerSession, SubmissionError
 from judge.testing import CaseFailed, CaseSpec, Ctx, ReferenceFailed, case_seed
 from judge.verdict import Verdict
+from judge.workdirs import job_root
 from sandbox.launch import Job, Launcher, Limits
 
 log = logging.getLogger(__name__)
@@ -36,7 +38,7 @@ PUBLIC_SEED = 0
 LIMIT_VERDICTS = {Verdict.TIME_LIMIT_EXCEEDED, Verdict.MEMORY_LIMIT_EXCEEDED,
                   Verdict.OUTPUT_LIMIT_EXCEEDED}
 
-Progress = Callable[[dict[str, Any]], None]
+Progress = Callable[[Event], None]
 
 
 @dataclass(frozen=True)
@@ -70,6 +72,7 @@ class Sessions:
                  device: str, expected: dict[str, list] | None = None) -> None:
         self.launcher = launcher
         self.device = device
+        self.code = code  # the submission as submitted (its job folder may change)
         self.replay = ReplaySession(expected) if expected is not None else None
         self.jobs: dict[str, Job] = {}
         self.hellos: dict[str, dict[str, Any]] = {}
@@ -85,27 +88,35 @@ class Sessions:
                                      "names": list(problem.meta.names), "threads": 1,
                                      "device": device}
             if problem.fixture_path is not None:
-                shutil.copyfile(problem.fixture_path, folder / "fixture.py")
-                hello["fixture"] = folder / "fixture.py"
+                # Named after the module the runner loads it as, so that DataLoader
+                # workers started with spawn can import it (see sandbox.runner._load).
+                shutil.copyfile(problem.fixture_path, folder / "judge_fixture.py")
+                hello["fixture"] = folder / "judge_fixture.py"
             self.jobs[role] = Job(folder, limits, device)
             self.hellos[role] = hello
         self.current: dict[str, RunnerSession] = {}
         self.all: list[RunnerSession] = []
         self.restarts = 0
 
-    def new(self, role: str) -> RunnerSession:
-        session = RunnerSession(self.launcher, self.jobs[role], self.hellos[role])
+    def new(self, role: str, hash_seed: int | None = None) -> RunnerSession:
+        job = self.jobs[role]
+        if hash_seed is not None:
+            job = dataclasses.replace(job, hash_seed=hash_seed)
+        session = RunnerSession(self.launcher, job, self.hellos[role])
         self.all.append(session)
         session.start()
         return session
 
-    def get(self, role: str, fresh: bool = False) -> RunnerSession:
+    def get(self, role: str, fresh: bool = False, *,
+            hash_seed: int | None = None) -> RunnerSession:
+        """The role's shared runner; with ``fresh``, a new one (with ``hash_seed``, its
+        own PYTHONHASHSEED)."""
         if role == "ref" and self.replay is not None:
             if fresh:
                 raise ReplayMismatch("this case needs the reference itself; judge it online")
             return self.replay  # type: ignore[return-value]
         if fresh:
-            return self.new(role)
+            return self.new(role, hash_seed)
         session = self.current.get(role)
         if session is None or not session.alive:
             if session is not None and role == "sub":
@@ -125,21 +136,35 @@ def grade(problem: Problem, code: str, launcher: Launcher, options: Options = Op
     seed = options.seed if options.seed is not None else secrets.randbits(62)
     # Runners get the GPU (and start cold, without the warm template) only for a problem
     # that has CUDA cases or checks; a CPU problem on a GPU worker stays warm and CPU-only.
-    uses_cuda = (any(c.device == "cuda" for c in problem.tests.cases)
-                 or any(tp.device == "cuda" for tp in problem.meta.throughput))
-    device = "cuda" if options.cuda and uses_cuda else "cpu"
+    device = "cuda" if options.cuda and problem.uses_cuda else "cpu"
     report = Report(Verdict.ACCEPTED, problem.slug, seed, launcher.isolation,
                     problem_version=problem.content_hash[:12], torch=torch.__version__,
                     device=device)
     emit = on_progress or (lambda event: None)
-    root = Path(tempfile.mkdtemp(prefix="judge-", dir=options.jobs_root))
+    try:
+        with job_root(launcher, options.jobs_root) as root:
+            _grade(problem, code, launcher, options, report, root, emit)
+    except Exception as e:  # making the folder failed (the clean-up itself never raises)
+        log.exception("no job folder for %s", problem.slug)
+        report.verdict = Verdict.INTERNAL_ERROR
+        report.message = T(f"评测系统内部错误：{type(e).__name__}: {e}",
+                           f"internal error: {type(e).__name__}: {e}")
+    report.time_ms = (time.monotonic() - started) * 1000
+    emit(Done.of(report))
+    return report
+
+
+def _grade(problem: Problem, code: str, launcher: Launcher, options: Options, report: Report,
+           root: Path, emit: Progress) -> None:
+    """Judge into ``report``; every runner is closed on the way out."""
+    device, seed = report.device, report.seed
     sessions = None
     try:
         cases = problem.tests.select(public_only=options.public_only,
                                      examples_only=options.examples_only,
                                      names=list(options.cases) or None)
-        emit({"event": "start", "total": len(cases), "seed": seed,
-              "tests": [{"name": c.name, "visibility": c.visibility} for c in cases]})
+        emit(Started(len(cases), tuple(PlannedTest(c.name, c.visibility) for c in cases),
+                     seed))
         sessions = Sessions(launcher, problem, root, code, device, options.expected)
         sub, ref = sessions.get("sub"), sessions.get("ref")
         try:
@@ -147,12 +172,12 @@ def grade(problem: Problem, code: str, launcher: Launcher, options: Options = Op
         except ImportFailed as e:
             report.verdict = Verdict.COMPILE_ERROR
             report.message = e.describe()
-            report.tests = [_skipped(c) for c in cases]
-            return report
+            report.tests = [_skipped(c, SkipReason.NOT_RUN) for c in cases]
+            return
         except RunnerLost as e:
             report.verdict, report.message = e.verdict, e.message
-            report.tests = [_skipped(c) for c in cases]
-            return report
+            report.tests = [_skipped(c, SkipReason.NOT_RUN) for c in cases]
+            return
         ref.ready()
         _run_cases(problem, cases, sessions, report, options, emit)
         if (report.verdict is Verdict.ACCEPTED and options.throughput and problem.meta.throughput
@@ -174,10 +199,6 @@ def grade(problem: Problem, code: str, launcher: Launcher, options: Options = Op
     finally:
         if sessions is not None:
             sessions.close()
-        shutil.rmtree(root, ignore_errors=True)
-        report.time_ms = (time.monotonic() - started) * 1000
-        emit({"event": "done", "verdict": str(report.verdict)})
-    return report
 
 
 # What a learner reads when the problem's own reference fails: its traceback (the
@@ -188,9 +209,9 @@ REFERENCE_BROKE = T("评测系统内部错误：这道题的参考解答出错�
                     "your code's fault. Admins can see why in the report's details.")
 
 
-def _skipped(spec: CaseSpec, why: T | None = None) -> TestResult:
+def _skipped(spec: CaseSpec, reason: SkipReason, why: T | None = None) -> TestResult:
     return TestResult(spec.name, spec.visibility, spec.category, Verdict.SKIPPED,
-                      why or T("", ""))
+                      why or T("", ""), skip=reason)
 
 
 def _run_cases(problem: Problem, cases: list[CaseSpec], sessions: Sessions, report: Report,
@@ -198,11 +219,11 @@ def _run_cases(problem: Problem, cases: list[CaseSpec], sessions: Sessions, repo
     stop: T | None = None
     for index, spec in enumerate(cases):
         if stop is None and spec.device == "cuda" and not options.cuda:
-            result = _skipped(spec, NEEDS_CUDA)
+            result = _skipped(spec, SkipReason.NEEDS_CUDA, NEEDS_CUDA)
         elif stop is not None:
-            result = _skipped(spec, stop)
+            result = _skipped(spec, SkipReason.NOT_RUN, stop)
         else:
-            emit({"event": "running", "index": index, "name": spec.name})
+            emit(Running(spec.name, index))
             result = run_case(problem, spec, sessions, report.seed, options)
             if result.verdict in LIMIT_VERDICTS:
                 stop = T("之前的用例超出了限制，未运行", "not run: an earlier case hit a limit")
@@ -217,8 +238,7 @@ def _run_cases(problem: Problem, cases: list[CaseSpec], sessions: Sessions, repo
             else:
                 report.message = T(f"隐藏用例 {result.name}（{result.category.zh}）未通过",
                                    f"hidden case {result.name} ({result.category.en}) failed")
-        emit({"event": "test", "index": index, "result": result.to_json("zh"),
-              "learner": result.to_json("zh", learner=True)})
+        emit(TestJudged(index, result))
 
 
 def run_case(problem: Problem, spec: CaseSpec, sessions: Sessions, seed: int,
@@ -237,7 +257,7 @@ def run_case(problem: Problem, spec: CaseSpec, sessions: Sessions, seed: int,
               sessions=sessions.get, workdirs={r: j.dir for r, j in sessions.jobs.items()},
               device=sessions.device)
     verdict, message = Verdict.ACCEPTED, T.join(ctx.notes)
-    detail = T("", "")
+    detail, skip = T("", ""), None
     try:
         spec.fn(ctx)
         message = T.join(ctx.notes)
@@ -251,7 +271,7 @@ def run_case(problem: Problem, spec: CaseSpec, sessions: Sessions, seed: int,
     except ImportFailed as e:
         verdict, message = Verdict.COMPILE_ERROR, e.describe()
     except ReplayMismatch as e:
-        verdict = Verdict.SKIPPED
+        verdict, skip = Verdict.SKIPPED, SkipReason.OFFLINE
         message = T(f"无法离线检查：{e}（这台机器生成的输入与录制时不同，请在线提交）",
                     f"cannot be checked offline: {e} (this machine builds different inputs "
                     f"than the recording; submit online)")
@@ -268,5 +288,7 @@ def run_case(problem: Problem, spec: CaseSpec, sessions: Sessions, seed: int,
     output = ""
     if spec.public:
         output = sub.output_since(out_before) if sessions.current.get("sub") is sub else ""
+    if verdict is Verdict.SKIPPED and skip is None:  # a runner the judge ended
+        skip = SkipReason.NOT_RUN
     return TestResult(spec.name, spec.visibility, spec.category, verdict, message,
-                      budget.used * 1000, output, detail)
+                      budget.used * 1000, output, detail, skip)

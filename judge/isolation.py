@@ -41,6 +41,22 @@ def sandbox_launcher(slot: int | None = None) -> Launcher:
                          "--no-sandbox or JUDGE_NO_SANDBOX=1 runs without it)") from None
 
 
+def sandbox_unavailable() -> str | None:
+    """None when this machine can run the sandbox, else why not (a cold launcher probes
+    bubblewrap, root, seccomp and the slot uid, then stops)."""
+    import importlib.util
+
+    if importlib.util.find_spec("sandbox.bwrap") is None:
+        return "the sandbox (sandbox/bwrap.py) is not installed in this checkout"
+    from sandbox.bwrap import BwrapLauncher, SandboxUnavailable
+
+    try:
+        BwrapLauncher(warm=False).close()
+    except SandboxUnavailable as e:
+        return str(e)
+    return None
+
+
 def launcher_from_args(args: argparse.Namespace) -> Launcher:
     if dev_mode_requested(getattr(args, "no_sandbox", False)):
         return plain_launcher()

@@ -9,13 +9,13 @@ see :mod:`judge.expected`). What never goes in: ``reference.py``, hidden cases,
 
 from __future__ import annotations
 
-import ast
 import io
 import sys
 import zipfile
 from pathlib import Path
 from types import ModuleType
 
+from judge.case_reader import read_cases
 from judge.expected import FILE as EXPECTED_FILE
 from judge.expected import record_public
 from judge.package import ROOT, Problem
@@ -24,9 +24,10 @@ from sandbox.launch import Launcher
 
 CORE_MODULES = [
     "judge/__init__.py", "judge/i18n.py", "judge/verdict.py", "judge/schema.py",
-    "judge/package.py", "judge/compare.py", "judge/testing.py", "judge/session.py",
+    "judge/case_reader.py", "judge/package.py", "judge/compare.py", "judge/testing.py",
+    "judge/session.py",
     "judge/grader.py", "judge/report.py", "judge/render.py", "judge/capabilities.py",
-    "judge/expected.py", "judge/throughput.py", "judge/training.py",
+    "judge/expected.py", "judge/throughput.py", "judge/jobfiles.py", "judge/training.py",
     "sandbox/__init__.py", "sandbox/protocol.py", "sandbox/runner.py", "sandbox/launch.py",
     "practice/__init__.py", "practice/judge.py", "practice/remote.py", "practice/README.md",
 ]
@@ -34,30 +35,14 @@ PUBLIC_FILES = ["problem.toml", "statement.zh.md", "statement.en.md", "starter.p
                 "fixture.py"]
 
 
-def _is_hidden_case(node: ast.AST) -> bool:
-    """A top-level ``@case(...)`` function without ``public=True``."""
-    if not isinstance(node, ast.FunctionDef):
-        return False
-    for dec in node.decorator_list:
-        func = dec.func if isinstance(dec, ast.Call) else None
-        name = getattr(func, "id", None) or getattr(func, "attr", None)
-        if isinstance(dec, ast.Call) and name == "case":
-            public = [k for k in dec.keywords if k.arg == "public"]
-            return not (public and isinstance(public[0].value, ast.Constant)
-                        and public[0].value.value is True)
-    return False
-
-
 def public_tests_source(source: str, path: Path | None = None) -> str:
     """tests.py with every hidden case removed (comments and helpers kept). ``path`` is
     where the original lives (a tests.py may read files beside it, such as fixture.py)."""
-    tree = ast.parse(source)
     lines = source.splitlines(keepends=True)
     drop: set[int] = set()
-    for node in tree.body:
-        if isinstance(node, ast.FunctionDef) and _is_hidden_case(node):
-            first = min([d.lineno for d in node.decorator_list] + [node.lineno])
-            drop.update(range(first - 1, node.end_lineno or node.lineno))
+    for declared in read_cases(source):
+        if not declared.public:
+            drop.update(range(declared.first_line - 1, declared.last_line))
     kept = "".join(line for i, line in enumerate(lines) if i not in drop)
     header = "# The public cases of this problem. The hidden cases are judged online only.\n"
     result = header + kept

@@ -24,6 +24,7 @@ from pathlib import Path
 from types import ModuleType
 from typing import Literal
 
+from judge.case_reader import declares_cuda
 from judge.i18n import T
 from judge.schema import SchemaError, parse
 from judge.verdict import FIXTURE_VERDICTS
@@ -175,6 +176,13 @@ class Problem:
                 if folder.is_dir():
                     found += [(folder.name, f) for f in sorted(folder.glob("*.py"))]
         return found
+
+    @cached_property
+    def uses_cuda(self) -> bool:
+        """Some case or speed check runs on CUDA (tests.py is read, not run): GPU workers
+        take it first, and there its runners get the GPU."""
+        return (any(tp.device == "cuda" for tp in self.meta.throughput)
+                or declares_cuda(self.read("tests.py")))
 
     @cached_property
     def tests(self):  # -> judge.testing.Suite (imported lazily: it needs torch)

@@ -18,7 +18,7 @@ from typing import Any
 
 from judge.i18n import T
 from judge.verdict import Verdict
-from sandbox.launch import Exit, Job, Launcher, RunnerProcess
+from sandbox.launch import Exit, ExitReason, Job, Launcher, RunnerProcess
 from sandbox.protocol import ChannelClosed, ChannelTimeout, Kind, ProtocolError, decode
 
 START_TIMEOUT_S = 60.0  # importing torch and the submission, on a loaded machine
@@ -55,18 +55,40 @@ class SubmissionError(Exception):
         self.message = _text(info.get("message"), MAX_MESSAGE_CHARS)
         self.traceback = _text(info.get("traceback"), MAX_TRACEBACK_CHARS)
         self.line = _line(info.get("line"))
+        # Set by the grader, never by the runner: the kernel killed a process of the job
+        # for memory (a DataLoader worker, say) before the code raised this.
+        self.oom_killed = False
         super().__init__(f"{self.type}: {self.message}")
+
+    def line_in(self, code: str) -> int | None:
+        """The line the runner named, if it is a line of ``code`` holding code (not blank,
+        not a comment): the runner is the submission's process, and a line number it
+        makes up (code compiled at run time with a chosen line) would carry whatever the
+        submission put in it. Otherwise None."""
+        lines = code.splitlines()
+        if self.line is None or not 1 <= self.line <= len(lines):
+            return None
+        text = lines[self.line - 1].strip()
+        return self.line if text and not text.startswith("#") else None
 
     @property
     def is_memory(self) -> bool:
         text = self.message.lower()
-        return ("MemoryError" in self.type or self.type == "OutOfMemoryError"
+        return (self.oom_killed or "MemoryError" in self.type
+                or self.type == "OutOfMemoryError"
                 or "can't allocate memory" in text or "out of memory" in text)
 
     def describe(self) -> T:
         head = f"{self.type}: {self.message}".strip()
         tb = f"\n{self.traceback.rstrip()}" if self.traceback else ""
-        return T(f"抛出了异常 {head}{tb}", f"raised {head}{tb}")
+        raised = T(f"抛出了异常 {head}{tb}", f"raised {head}{tb}")
+        if not self.oom_killed:
+            return raised
+        return T("超出内存限制：内核结束了这个任务的一个进程（例如 DataLoader 的 worker；"
+                 "限制对主进程和它启动的所有进程合计），之后代码",
+                 "ran out of memory: the kernel killed a process of the job (a DataLoader "
+                 "worker, say; the limit counts the main process and every process it starts "
+                 "together), and then the code ") + raised
 
 
 class ImportFailed(Exception):
@@ -139,22 +161,22 @@ class Budget:
 
 def lost_verdict(ex: Exit | None, limits_cpu_s: float, wall_s: float | None) -> RunnerLost:
     """The verdict for a runner that ended before answering."""
-    reason = ex.reason if ex else "wall"
-    if reason in ("wall",):
+    reason = ex.reason if ex else ExitReason.WALL
+    if reason is ExitReason.WALL:
         s = f"{wall_s:g}" if wall_s else "?"
         return RunnerLost(Verdict.TIME_LIMIT_EXCEEDED,
                           T(f"超过时间限制：{s} 秒内没有完成", f"did not finish within {s} s"), ex)
-    if reason == "cpu":
+    if reason is ExitReason.CPU:
         return RunnerLost(Verdict.TIME_LIMIT_EXCEEDED,
                           T(f"用完了 {limits_cpu_s:g} 秒的 CPU 时间",
                             f"used up its {limits_cpu_s:g} s of CPU time"), ex)
-    if reason == "memory":
+    if reason is ExitReason.MEMORY:
         return RunnerLost(Verdict.MEMORY_LIMIT_EXCEEDED,
                           T("超出内存限制，进程被结束", "ran out of memory and was killed"), ex)
-    if reason == "output":
+    if reason is ExitReason.OUTPUT:
         return RunnerLost(Verdict.OUTPUT_LIMIT_EXCEEDED,
                           T("输出（print）过多，进程被结束", "printed too much and was killed"), ex)
-    if reason == "killed":
+    if reason is ExitReason.KILLED:
         return RunnerLost(Verdict.RUNTIME_ERROR,
                           T("破坏了评测通道，进程被结束",
                             "broke the judge's channel and was killed"), ex)
@@ -191,7 +213,7 @@ class RunnerSession:
             self.process.channel.send(Kind.HELLO, hello,
                                       deadline=time.monotonic() + START_TIMEOUT_S)
         except ChannelTimeout:
-            self.process.kill("wall")  # ready() says how it ended
+            self.process.kill(ExitReason.WALL)  # ready() says how it ended
         except ChannelClosed:
             pass  # the process died at once: ready() says how
 
@@ -243,7 +265,7 @@ class RunnerSession:
         """End the process on purpose (the grader's choice, not a verdict)."""
         if self.process is None:
             return None
-        self.process.kill("killed")
+        self.process.kill(ExitReason.KILLED)
         self.lost = RunnerLost(Verdict.SKIPPED, T("已被评测程序结束", "ended by the judge"))
         return self.process.wait(5.0)
 
@@ -292,7 +314,7 @@ class RunnerSession:
         wait_s = START_TIMEOUT_S if prepare else max(deadline_s, 10.0) + SEND_GRACE_S
         msg = self._recv(time.monotonic() + wait_s, deadline_s)
         if msg.kind is Kind.ERROR:
-            raise SubmissionError(msg.body if isinstance(msg.body, dict) else {})
+            raise self._error(msg.body)
         if msg.kind is not Kind.DONE:
             raise self._broken(f"expected DONE, got {msg.kind}")
         start = time.perf_counter()
@@ -321,7 +343,7 @@ class RunnerSession:
         try:
             self.process.channel.send(kind, body, deadline=deadline)
         except ChannelTimeout:
-            self.process.kill("wall")
+            self.process.kill(ExitReason.WALL)
             raise self._lose(wall_s) from None
         except ChannelClosed:
             raise self._lose(wall_s) from None
@@ -332,12 +354,12 @@ class RunnerSession:
         try:
             return channel.recv_raw(deadline) if raw else channel.recv(deadline)
         except ChannelTimeout:
-            self.process.kill("wall")
+            self.process.kill(ExitReason.WALL)
             raise self._lose(wall_s) from None
         except ChannelClosed:
             raise self._lose(wall_s) from None
         except ProtocolError:
-            self.process.kill("killed")
+            self.process.kill(ExitReason.KILLED)
             raise self._lose(wall_s) from None
 
     def _lose(self, wall_s: float | None) -> RunnerLost:
@@ -348,12 +370,27 @@ class RunnerSession:
 
     def _broken(self, why: str) -> RunnerLost:
         assert self.process is not None
-        self.process.kill("killed")
+        self.process.kill(ExitReason.KILLED)
         return self._lose(None)
+
+    def _error(self, body: Any) -> SubmissionError:
+        """The submission's exception, marked when the kernel had killed a process of the
+        job for memory: a DataLoader worker ended by the OOM killer makes the main process
+        raise a RuntimeError, which is the memory limit's doing."""
+        error = SubmissionError(body if isinstance(body, dict) else {})
+        error.oom_killed = self.process is not None and self.process.oom_kills() > 0
+        return error
+
+    def memory_bytes(self) -> int | None:
+        """What the runner and every process it started hold now (its memory cgroup);
+        None where the launcher cannot tell (no sandbox, or no cgroups)."""
+        if self.process is None or not self.process.alive:
+            return None
+        return self.process.memory_bytes()
 
     def _result(self, msg, elapsed: float) -> CallResult:
         if msg.kind is Kind.ERROR:
-            raise SubmissionError(msg.body if isinstance(msg.body, dict) else {})
+            raise self._error(msg.body)
         if msg.kind is not Kind.RESULT or not isinstance(msg.body, dict):
             raise self._broken(f"expected RESULT, got {msg.kind}")
         b = msg.body
@@ -384,7 +421,7 @@ class Event:
                                  deadline=self._stream.deadline + SEND_GRACE_S)
         except ChannelTimeout:
             # It asks and asks but does not read the answers: out of time, not a hang.
-            process.kill("wall")
+            process.kill(ExitReason.WALL)
             raise session._lose(budget.seconds) from None
         except ProtocolError:
             pass  # the process died meanwhile; the next recv says how

@@ -27,7 +27,7 @@ from __future__ import annotations
 
 import hashlib
 import random
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -37,6 +37,7 @@ import torch
 
 from judge import compare
 from judge.i18n import T
+from judge.jobfiles import JobFiles, JobFolderFull
 from judge.session import (
     Budget,
     CallResult,
@@ -211,6 +212,10 @@ class Run:
         ``event.reply(...)``, or ``kill()`` the process). ``stream.result`` afterwards."""
         return self.session.stream("fixture", name, list(args), kwargs)
 
+    def scenario(self, name: str, *args: Any, **kwargs: Any) -> Any:
+        """Run fixture scenario ``name`` to its end (questions answered None); its value."""
+        return self.session.call("fixture", name, list(args), kwargs).value
+
     def kill(self) -> None:
         self.session.kill()
 
@@ -227,13 +232,14 @@ class Ctx:
     seed: int
     public: bool
     budget: Budget
-    sessions: Callable[[str, bool], RunnerSession]
+    sessions: Callable[..., RunnerSession]  # (role, fresh, *, hash_seed=None)
     workdirs: dict[str, Path]
     device: str = "cpu"
     rng: torch.Generator = field(init=False)
     random: random.Random = field(init=False)
     notes: list[T] = field(default_factory=list)
     _fresh: list[RunnerSession] = field(default_factory=list)
+    _files: int = 0
 
     def __post_init__(self) -> None:
         self.rng = torch.Generator().manual_seed(self.seed)
@@ -251,9 +257,41 @@ class Ctx:
         return self.workdirs[role]
 
     @contextmanager
-    def fresh(self, role: str = "sub") -> Iterator[Run]:
-        """A new runner process for ``role``, killed when the block ends."""
-        session = self.sessions(role, True)
+    def data_file(self, data: bytes | Iterable[bytes], *, suffix: str = "",
+                  roles: tuple[str, ...] = ("sub", "ref")) -> Iterator[str]:
+        """Write ``data`` (bytes, or chunks of bytes) into the job folder of each role's
+        runner, read-only, and yield its name: the path the runners open it by (relative
+        to their working directory). The file is removed when the block ends. It is made
+        by the grader, never through a name the submission planted (judge.jobfiles), and
+        named from the case's seed: a public case's name is the same on every machine. A
+        role without a folder of its own (the reference, when a practice pack replays its
+        recorded answers) is left out."""
+        self._files += 1
+        folders = {r: self.workdirs[r] for r in roles if r in self.workdirs}
+        files = JobFiles(folders, f"{self.seed}:{self._files}")
+        try:
+            name = files.put(data, suffix)
+        except JobFolderFull as e:
+            self.fail(e.message)
+        try:
+            yield name
+        finally:
+            files.remove_all()
+
+    def memory_in_use(self, role: str = "sub") -> int | None:
+        """Bytes the role's runner and every process it started (DataLoader workers) hold
+        now, measured from outside by the kernel (the job's memory cgroup): a number the
+        submission cannot fake. None where the launcher cannot tell (no sandbox, or a
+        sandbox without cgroups)."""
+        measure = getattr(self._session(role), "memory_bytes", None)  # a replay has none
+        return measure() if measure is not None else None
+
+    @contextmanager
+    def fresh(self, role: str = "sub", *, hash_seed: int | None = None) -> Iterator[Run]:
+        """A new runner process for ``role``, killed when the block ends. ``hash_seed``:
+        its PYTHONHASHSEED (every other runner has 0), for results that must agree across
+        processes, as ``hash(str)`` does not; such a runner starts cold (about a second)."""
+        session = self.sessions(role, True, hash_seed=hash_seed)
         session.budget = self.budget if role == "sub" else Budget(self.budget.seconds * 10 + 30)
         self._fresh.append(session)
         try:

@@ -23,6 +23,7 @@ import contextlib
 import fcntl
 import math
 import os
+import secrets
 import statistics
 import tempfile
 import time
@@ -33,9 +34,11 @@ from typing import Any
 
 import torch
 
+from judge.events import Event, Running, ThroughputMeasured
 from judge.i18n import T
+from judge.jobfiles import JobFiles, JobFolderFull
 from judge.package import Problem, Throughput
-from judge.report import Report
+from judge.report import Report, ThroughputResult
 from judge.session import RunnerLost, SubmissionError
 from judge.testing import case_seed
 from judge.verdict import Verdict
@@ -68,7 +71,7 @@ class Workload:
     """
 
     fn: str
-    make: Callable[[torch.Generator], tuple[list, dict]]
+    make: Callable[..., tuple[list, dict]]  # (rng) or, with files, (rng, put)
     check: Callable[..., Any]  # (got, expected) or, with check_folders, (got, expected, folders)
     target: str = "sub"
     prepare: str | None = None
@@ -80,6 +83,11 @@ class Workload:
     # left on disk.
     check_folders: bool = False
     stratum: Callable[[list, dict], str] | None = None
+    # With True, ``make(rng, put)`` also gets ``put(data, suffix="") -> name``, which
+    # writes a data file into both runners' job folders (judge.jobfiles: by the grader,
+    # never through a planted name) and returns the path the runners open it by; the
+    # files of a timed call are removed once it is checked.
+    files: bool = False
 
 
 @dataclass
@@ -148,13 +156,14 @@ def median_interval(values: list[float], z: float = 1.96) -> tuple[float, float]
     return xs[lo], xs[hi]
 
 
-def _hidden_error(e: SubmissionError) -> T:
+def _hidden_error(e: SubmissionError, code: str) -> T:
     """What a learner may read of an exception raised on the speed check's hidden inputs.
     Everything in it comes from the sandbox, so nothing the submission could fill with
-    those inputs passes: a built-in exception's name and a line number of its file only.
+    those inputs passes: a built-in exception's name, and a line number only where it is
+    a line of the submitted ``code`` (the runner reports a frame of the file itself only).
     The full text goes to the admins' detail."""
     kind = e.type if isinstance(getattr(builtins, e.type, None), type) else "an exception"
-    line = e.line if isinstance(e.line, int) and not isinstance(e.line, bool) else None
+    line = e.line_in(code)
     where = (T(f"（你的代码第 {line} 行）", f" (line {line} of your file)") if line is not None
              else T("", ""))
     return T(f"速度测试中抛出了异常 {kind}", f"during the speed test: raised {kind}") + where \
@@ -165,6 +174,20 @@ def _hidden_error(e: SubmissionError) -> T:
 def measure(workload: Workload, spec: Throughput, sessions, rng: torch.Generator,
             budget_s: float) -> Measurement:
     sub, ref = sessions.get("sub"), sessions.get("ref")
+    files = JobFiles({"sub": Path(sub.job.dir), "ref": Path(ref.job.dir)},
+                     secrets.token_hex(8)) if workload.files else None
+    try:
+        return _measure(workload, spec, sessions, rng, budget_s, files)
+    except JobFolderFull as e:  # the submission filled (or replaced) its own folder
+        return Measurement([], [], [], verdict=Verdict.WRONG_ANSWER, message=e.message)
+    finally:
+        if files is not None:
+            files.remove_all()
+
+
+def _measure(workload: Workload, spec: Throughput, sessions, rng: torch.Generator,
+             budget_s: float, files: JobFiles | None) -> Measurement:
+    sub, ref = sessions.get("sub"), sessions.get("ref")
     m = Measurement([], [], [])
     deadline = time.monotonic() + budget_s
     call_limit = max(5.0, budget_s)
@@ -172,7 +195,11 @@ def measure(workload: Workload, spec: Throughput, sessions, rng: torch.Generator
     warm_from = workload.warmup  # pairs before this index are warm-up, discarded
     stalled = False  # one timed call of the submission was cut short already
     while True:
-        args, kwargs = workload.make(rng)
+        if files is not None:
+            files.remove_all()  # the previous call's
+            args, kwargs = workload.make(rng, files.put)
+        else:
+            args, kwargs = workload.make(rng)
         kind = workload.stratum(args, kwargs) if workload.stratum is not None else None
         results: dict[str, Any] = {}
         times: dict[str, float] = {}
@@ -217,7 +244,7 @@ def measure(workload: Workload, spec: Throughput, sessions, rng: torch.Generator
                     raise
                 m.verdict = (Verdict.MEMORY_LIMIT_EXCEEDED if e.is_memory
                              else Verdict.RUNTIME_ERROR)
-                m.message = _hidden_error(e)
+                m.message = _hidden_error(e, sessions.code)
                 m.detail = T("速度测试中", "during the speed test: ") + e.describe()
                 return m
             results[role], times[role] = res.value, elapsed
@@ -292,21 +319,21 @@ def measuring_alone(path: Path | None = None) -> Iterator[None]:
 
 
 def run_checks(problem: Problem, sessions, report: Report, seed: int, device: str,
-               emit: Callable[[dict[str, Any]], None]) -> None:
+               emit: Callable[[Event], None]) -> None:
     """Run every throughput check of the problem and record them in the report."""
     with measuring_alone():
         _run_checks(problem, sessions, report, seed, device, emit)
 
 
 def _run_checks(problem: Problem, sessions, report: Report, seed: int, device: str,
-                emit: Callable[[dict[str, Any]], None]) -> None:
+                emit: Callable[[Event], None]) -> None:
     suite = problem.tests
     for spec in problem.meta.throughput:
         if spec.device == "cuda" and device != "cuda":
-            report.throughput.append({"name": spec.name, "device": "cuda", "verdict": "skipped",
-                                      "min_ratio": spec.min_ratio, "ratio": None})
+            report.throughput.append(ThroughputResult(spec.name, "cuda", Verdict.SKIPPED,
+                                                      spec.min_ratio))
             continue
-        emit({"event": "running", "name": f"throughput:{spec.name}"})
+        emit(Running(f"throughput:{spec.name}"))
         workload = suite.workloads[spec.workload].fn(spec.device)
         rng = torch.Generator().manual_seed(case_seed(seed, f"throughput:{spec.name}"))
         m = measure(workload, spec, sessions, rng, spec.budget_s)
@@ -319,17 +346,14 @@ def _run_checks(problem: Problem, sessions, report: Report, seed: int, device: s
                 m = again
         if m.verdict is Verdict.ACCEPTED and m.ratio < spec.min_ratio:
             m.verdict = Verdict.TOO_SLOW
-        entry = {
-            "name": spec.name, "device": spec.device, "torch": torch.__version__,
-            "ratio": round(m.ratio, 4), "spread": round(m.spread, 4),
-            "min_ratio": spec.min_ratio, "pairs": len(m.ratios), "rounds": rounds,
-            "sub_ms": round(_median_ms(m.sub_s), 3), "ref_ms": round(_median_ms(m.ref_s), 3),
-            "verdict": str(m.verdict),
-        }
-        if spec.title is not None:
-            entry["title"] = {"zh": spec.title.zh, "en": spec.title.en}
+        entry = ThroughputResult(
+            spec.name, spec.device, m.verdict, spec.min_ratio, ratio=round(m.ratio, 4),
+            torch=torch.__version__, spread=round(m.spread, 4), pairs=len(m.ratios),
+            rounds=rounds, sub_ms=round(_median_ms(m.sub_s), 3),
+            ref_ms=round(_median_ms(m.ref_s), 3),
+            title=T(spec.title.zh, spec.title.en) if spec.title is not None else None)
         report.throughput.append(entry)
-        emit({"event": "throughput", "result": entry})
+        emit(ThroughputMeasured(entry))
         if m.verdict is not Verdict.ACCEPTED:
             report.verdict = m.verdict
             if m.verdict is Verdict.TOO_SLOW and m.message is None:

@@ -3,7 +3,8 @@
 :class:`BwrapLauncher` is the default launcher of ``python -m judge`` and of every worker.
 Two ways to start a runner, both reported as ``"isolation": "bwrap"``:
 
-* **cold** (CUDA jobs, and wherever the warm path is unavailable): one bubblewrap per
+* **cold** (CUDA jobs, a job with a hash seed of its own (``Job.hash_seed``: forks share
+  the template's), and wherever the warm path is unavailable): one bubblewrap per
   runner — ``setpriv`` to the slot uid (bwrap is never run as root: as root it would map
   the sandbox to uid 0), then ``bwrap`` with every namespace unshared (user, mount, pid,
   network, IPC, UTS, cgroup; no network device at all), ``--disable-userns``, all
@@ -33,11 +34,13 @@ import subprocess
 import threading
 import weakref
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 from sandbox import cgroup, gpu, jobdirs, seccomp
-from sandbox.launch import Job, Limits, MiB, RunnerProcess, Usage, _reap, watch
+from sandbox.launch import ExitReason, Job, Limits, MiB, RunnerProcess, Usage, _reap, watch
 from sandbox.layout import Layout, LayoutError
+from sandbox.layout import sweep as layout_sweep
 from sandbox.protocol import Channel
 from sandbox.template import SandboxError, TemplateProcess, WarmRunner, handshake
 
@@ -88,26 +91,29 @@ class BwrapLauncher:
 
     def __init__(self, slot: int = 0, *, warm: bool = True, uid_base: int = UID_BASE) -> None:
         self.slot = slot
-        self.bwrap = shutil.which("bwrap")
-        if self.bwrap is None:
-            raise SandboxUnavailable("bubblewrap is not installed (run scripts/install_sandbox.sh"
-                                     " or apt-get install bubblewrap)")
-        if not seccomp.available():
-            raise SandboxUnavailable("libseccomp is not installed (apt-get install libseccomp2)")
-        if os.geteuid() != 0:
-            # Switching to the slot's uid, mounting job folders and making cgroups need root.
-            raise SandboxUnavailable("the sandbox must be started as root (it runs each "
-                                     "submission as a dedicated unprivileged uid)")
+        self.bwrap = _check_host()
         self.uid = self.gid = uid_base + slot
         self._check_uid()
         self.applied: dict[str, Any] = {"isolation": self.isolation, "uid": self.uid}
+        tag = f"{os.getpid()}-s{slot}-{id(self):x}"  # store and layers: see jobdirs.sweep
+        jobdirs.sweep()
+        layout_sweep()
         try:
-            self.layout = Layout.build(self.uid, self.gid)
+            self.layout = Layout.build(self.uid, self.gid, tag)
         except LayoutError as e:
             raise SandboxUnavailable(str(e)) from None
+        if self.layout.degraded:
+            self._degraded("layout", self.layout.degraded)
+        try:
+            self._setup(tag, warm)
+        except BaseException:
+            self.close()
+            raise
+        log.info("sandbox: %s", json.dumps(self.applied))
+
+    def _setup(self, tag: str, warm: bool) -> None:
         self.job_bpf = seccomp.job_filter()
         self.applied["seccomp"] = f"deny-list, {len(self.job_bpf) // 8} BPF instructions"
-        jobdirs.sweep()
         self.hierarchy, why = cgroup.detect()
         if self.hierarchy is None:
             self._degraded("cgroup", f"no cgroup limits ({why}): memory is limited by "
@@ -116,8 +122,7 @@ class BwrapLauncher:
         else:
             cgroup.sweep(self.hierarchy)
             self.applied["cgroup"] = self.hierarchy.describe()
-        self.jobdirs = jobdirs.JobDirs(f"{os.getpid()}-s{slot}-{id(self):x}", self.uid,
-                                       self.gid)
+        self.jobdirs = jobdirs.JobDirs(tag, self.uid, self.gid)
         self.gpus = gpu.devices()
         self.leases = gpu.GpuLeases(self.gpus)
         self.applied["gpus"] = [g.name or g.node for g in self.gpus]
@@ -131,7 +136,6 @@ class BwrapLauncher:
             self.template = self._start_template()
         self._closed = threading.Event()
         threading.Thread(target=self._collector, daemon=True, name="jobdirs-gc").start()
-        log.info("sandbox: %s", json.dumps(self.applied))
 
     # ------------------------------------------------------------------ setup
     def _degraded(self, key: str, why: str) -> None:
@@ -154,14 +158,14 @@ class BwrapLauncher:
         return ["setpriv", f"--reuid={self.uid}", f"--regid={self.gid}", "--clear-groups",
                 "--inh-caps=-all", "--bounding-set=-all", "--"]
 
-    def _common(self, dev: bool = True) -> list[str]:
+    def _common(self, dev: bool = True, env: dict[str, str] | None = None) -> list[str]:
         """Options both kinds of sandbox share. ``dev``: bwrap's own /dev, with a devpts;
         without it, a minimal /dev of the usual nodes — which keeps bwrap from nesting a
         second user namespace (it needs uid 0 to mount devpts), so that the template's
         capabilities cover its own pid namespace (see forkserver.py)."""
         args = [self.bwrap or "bwrap", "--unshare-all", "--unshare-user", "--uid",
                 str(self.uid), "--gid", str(self.gid), "--hostname", "sandbox",
-                "--die-with-parent", "--new-session", *self.layout.env_args(),
+                "--die-with-parent", "--new-session", *self.layout.env_args(env),
                 *self.layout.root_args(), "--proc", "/proc"]
         if dev:
             return [*args, "--dev", "/dev"]
@@ -202,7 +206,7 @@ class BwrapLauncher:
         """Start a runner for ``job``. Raises SandboxError when the sandbox cannot be set up
         (the judge's fault: the grader reports internal_error)."""
         self.jobdirs.collect()
-        if job.device == "cuda" or self.template is None:
+        if job.device == "cuda" or self.template is None or job.hash_seed is not None:
             runner = self._start_cold(job)
         else:
             try:
@@ -286,7 +290,7 @@ class BwrapLauncher:
             raise
         parent, child = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
         bpf = _memfd(self.job_bpf)
-        args = [*self._common(), "--disable-userns", "--cap-drop", "ALL"]
+        args = [*self._common(env=job.env()), "--disable-userns", "--cap-drop", "ALL"]
         if lease is not None:
             for node in gpu.device_nodes(lease.gpu):
                 args += ["--dev-bind", node, node]
@@ -334,6 +338,17 @@ class BwrapLauncher:
         return runner
 
     # ------------------------------------------------------------------ the end
+    def release(self, folder: Path) -> None:
+        """The grader is done with ``folder``: kill any runner still on it, then unmount
+        its tmpfs, which frees all it holds at once (however deep a tree the job left),
+        and remove the emptied host folder."""
+        folder = Path(os.path.abspath(folder))
+        for runner in list(self.runners):
+            if Path(os.path.abspath(runner.job.dir)) == folder and runner.alive:
+                runner.kill(ExitReason.KILLED)
+                runner.wait(5)
+        self.jobdirs.release(folder)
+
     def _collector(self) -> None:
         while not self._closed.wait(COLLECT_EVERY_S):
             try:
@@ -342,15 +357,34 @@ class BwrapLauncher:
                 log.exception("releasing job folders failed")
 
     def close(self) -> None:
-        """Kill what still runs, stop the template, unmount the job folders."""
-        self._closed.set()
-        for runner in list(self.runners):
-            runner.kill("killed")
+        """Kill what still runs, stop the template, unmount the job folders and layers."""
+        if hasattr(self, "_closed"):
+            self._closed.set()
+        for runner in list(getattr(self, "runners", ())):
+            runner.kill(ExitReason.KILLED)
             runner.wait(5)
-        if self.template is not None:
-            self.template.close()
+        template = getattr(self, "template", None)
+        if template is not None:
+            template.close()
             self.template = None
-        self.jobdirs.close()
+        if hasattr(self, "jobdirs"):
+            self.jobdirs.close()
+        self.layout.close()
+
+
+def _check_host() -> str:
+    """bwrap's path, once bubblewrap, libseccomp and root are known to be there."""
+    path = shutil.which("bwrap")
+    if path is None:
+        raise SandboxUnavailable("bubblewrap is not installed (run scripts/install_sandbox.sh"
+                                 " or apt-get install bubblewrap)")
+    if not seccomp.available():
+        raise SandboxUnavailable("libseccomp is not installed (apt-get install libseccomp2)")
+    if os.geteuid() != 0:
+        # Switching to the slot's uid, mounting job folders and making cgroups need root.
+        raise SandboxUnavailable("the sandbox must be started as root (it runs each "
+                                 "submission as a dedicated unprivileged uid)")
+    return path
 
 
 def slot_from_env(default: int = 0) -> int:

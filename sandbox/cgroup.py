@@ -169,6 +169,9 @@ class Group:
     def peak_bytes(self) -> int:
         return self._memory_stat("memory.max_usage_in_bytes", "memory.peak", None)
 
+    def usage_bytes(self) -> int:
+        return self._memory_stat("memory.usage_in_bytes", "memory.current", None)
+
     def kill(self) -> None:
         """SIGKILL every process in the group until none is left (or 2 s passed)."""
         if self.h.version == 2:
@@ -245,7 +248,13 @@ class GroupedRunner(RunnerProcess):
         self.on_release = on_release
 
     def _out_of_memory(self) -> bool:
-        return self.group is not None and self.group.oom_kills() > 0
+        return self.oom_kills() > 0
+
+    def oom_kills(self) -> int:
+        return self.group.oom_kills() if self.group is not None else 0
+
+    def memory_bytes(self) -> int | None:
+        return self.group.usage_bytes() if self.group is not None else None
 
     def pause(self, paused: bool) -> None:
         if self.group is None or not self.group.freeze(paused):

@@ -11,6 +11,7 @@ wall-clock watchdog, but no isolation: it is for the learner's own machine
 
 from __future__ import annotations
 
+import enum
 import os
 import resource
 import select
@@ -67,17 +68,23 @@ class Usage:
         return cls(usage.ru_utime + usage.ru_stime, usage.ru_maxrss / 1024)
 
 
+class ExitReason(enum.StrEnum):
+    """Why a runner process ended."""
+
+    EXITED = "exited"  # on its own
+    SIGNALED = "signaled"  # a signal we did not send
+    CPU = "cpu"  # RLIMIT_CPU
+    MEMORY = "memory"  # out of memory
+    WALL = "wall"  # the watchdog or the grader's clock
+    OUTPUT = "output"  # too much stdout/stderr
+    KILLED = "killed"  # the grader stopped it on purpose
+
+
 @dataclass(frozen=True)
 class Exit:
-    """How a runner process ended.
+    """How a runner process ended, and what it used."""
 
-    ``reason``: ``exited`` (on its own), ``signaled`` (a signal we did not send),
-    ``cpu`` (RLIMIT_CPU), ``memory`` (out of memory), ``wall`` (the watchdog or the
-    grader's clock), ``output`` (too much stdout/stderr), ``killed`` (the grader stopped it
-    on purpose).
-    """
-
-    reason: str
+    reason: ExitReason
     returncode: int | None = None
     signal: int | None = None
     cpu_s: float = 0.0
@@ -95,11 +102,22 @@ class Exit:
 
 @dataclass
 class Job:
-    """One runner's world: a host directory it sees as its working directory."""
+    """One runner's world: a host directory it sees as its working directory.
+
+    ``hash_seed``: the runner's PYTHONHASHSEED; None is the default, ``HASH_SEED``. A
+    problem's tests ask for another one to check that results agree across processes (a
+    resumed run, another data-parallel rank), as str hashes do not. A runner with its own
+    hash seed starts cold: forks of the warm template share the template's.
+    """
 
     dir: Path
     limits: Limits = field(default_factory=Limits)
     device: str = "cpu"
+    hash_seed: int | None = None
+
+    def env(self) -> dict[str, str]:
+        """What the job changes in the runner's environment."""
+        return {} if self.hash_seed is None else {"PYTHONHASHSEED": str(self.hash_seed)}
 
 
 class RunnerProcess:
@@ -113,7 +131,7 @@ class RunnerProcess:
         self.started = time.monotonic()
         self._output = bytearray()
         self.output_bytes = 0
-        self._kill_reason: str | None = None
+        self._kill_reason: ExitReason | None = None
         self._exit: Exit | None = None
         self._done = threading.Event()
         self._lock = threading.Lock()
@@ -161,14 +179,14 @@ class RunnerProcess:
             self._output += chunk[:room]
         self.output_bytes += len(chunk)
         if self.output_bytes > limits.output_bytes:
-            self.kill("output")
+            self.kill(ExitReason.OUTPUT)
 
     # --- ending
-    def kill(self, reason: str = "killed") -> None:
+    def kill(self, reason: ExitReason = ExitReason.KILLED) -> None:
         """Kill the whole process tree now. The first reason given is the one reported."""
         with self._lock:
             if self._kill_reason is None:
-                self._kill_reason = reason
+                self._kill_reason = ExitReason(reason)
         if not self._done.is_set():
             self._signal_tree(signal.SIGKILL)
 
@@ -204,6 +222,17 @@ class RunnerProcess:
         """Whether the kernel's OOM killer ended it (a launcher with cgroups knows)."""
         return False
 
+    def oom_kills(self) -> int:
+        """How many processes of the job (the runner or anything it started, DataLoader
+        workers included) the kernel's OOM killer has ended so far; 0 where the launcher
+        cannot tell (no cgroup)."""
+        return 0
+
+    def memory_bytes(self) -> int | None:
+        """The memory the job holds now, every process of it together, as the kernel
+        counts it (its memory cgroup); None where the launcher cannot tell."""
+        return None
+
     def _release(self) -> None:
         """Free what the launcher holds for this process (called once, after it ended)."""
 
@@ -213,15 +242,15 @@ class RunnerProcess:
         reason = self._kill_reason
         if reason is None:
             if sig == signal.SIGKILL and self._out_of_memory():
-                reason = "memory"
+                reason = ExitReason.MEMORY
             elif sig == signal.SIGXCPU or (sig == signal.SIGKILL
                                            and cpu >= self.job.limits.cpu_s * 0.98):
-                reason = "cpu"
+                reason = ExitReason.CPU
             elif sig is not None:
-                reason = "signaled"
+                reason = ExitReason.SIGNALED
             else:
-                reason = "exited"
-        self._exit = Exit(reason, code, sig, cpu, rss)
+                reason = ExitReason.EXITED
+        self._exit = Exit(ExitReason(reason), code, sig, cpu, rss)
         # Shut the channel down rather than close it: the grader's thread may be in the
         # middle of a recv or a send on it, which must end in ChannelClosed (EOF, EPIPE), not
         # in EBADF on a descriptor that another thread closed (or worse, reused).
@@ -240,7 +269,14 @@ class Launcher(Protocol):
 
     def start(self, job: Job) -> RunnerProcess: ...
 
+    def release(self, folder: Path) -> None:
+        """The grader is done with the job folder ``folder``: end whatever still runs on
+        it and free what the launcher holds for it (the folder itself may stay, empty)."""
+
     def close(self) -> None: ...
+
+
+HASH_SEED = 0  # every runner's PYTHONHASHSEED, unless its Job asks for another
 
 
 def runner_env(extra: dict[str, str] | None = None) -> dict[str, str]:
@@ -251,7 +287,7 @@ def runner_env(extra: dict[str, str] | None = None) -> dict[str, str]:
         "OMP_NUM_THREADS": "1",
         "MKL_NUM_THREADS": "1",
         "PYTHONDONTWRITEBYTECODE": "1",
-        "PYTHONHASHSEED": "0",
+        "PYTHONHASHSEED": str(HASH_SEED),
         "PYTHONUNBUFFERED": "1",
     }
     env.update(extra or {})
@@ -300,7 +336,7 @@ class PlainLauncher:
                 stdout=subprocess.PIPE,
                 stderr=subprocess.STDOUT,
                 cwd=job.dir,
-                env=runner_env({"PYTHONPATH": str(ROOT), "HOME": str(job.dir)}),
+                env=runner_env({"PYTHONPATH": str(ROOT), "HOME": str(job.dir), **job.env()}),
                 start_new_session=True,
                 preexec_fn=lambda: _apply_rlimits(limits, use_as),
             )
@@ -313,6 +349,9 @@ class PlainLauncher:
         # Popen must not try to reap it too; the watcher owns the pid from now on.
         proc.returncode = 0
         return runner
+
+    def release(self, folder: Path) -> None:
+        pass  # a plain folder: the grader removes it
 
     def close(self) -> None:
         pass
@@ -356,7 +395,7 @@ def watch(runner: RunnerProcess, output_fd: int, reap: Callable[[], tuple[int, U
     def wait() -> None:
         reader = threading.Thread(target=drain, daemon=True)
         reader.start()
-        timer = threading.Timer(lifetime, runner.kill, args=("wall",))
+        timer = threading.Timer(lifetime, runner.kill, args=(ExitReason.WALL,))
         timer.daemon = True
         timer.start()
         status, usage = reap()

@@ -25,12 +25,14 @@ from __future__ import annotations
 import argparse
 import contextlib
 import gc
+import importlib.machinery
 import importlib.util
 import os
 import socket
 import sys
 import traceback
-from types import ModuleType
+from collections.abc import Iterator
+from types import CodeType, ModuleType
 from typing import Any
 
 import torch
@@ -90,13 +92,46 @@ class Context:
         return msg.body
 
 
-def _load(name: str, path: str) -> ModuleType:
-    spec = importlib.util.spec_from_file_location(name, path)
-    if spec is None or spec.loader is None:
-        raise ImportError(f"cannot load {path}")
+class SourceLoader(importlib.machinery.SourceFileLoader):
+    """Compiles the file from its source (never from a ``__pycache__`` that an earlier
+    runner of the job could have planted) and keeps every code object compiled from it:
+    a frame running one of them is a frame of the file itself. Code that the file makes
+    at run time under its own name (``compile(..., __file__, ...)``) is not: its line
+    numbers are the submission's to choose."""
+
+    def __init__(self, fullname: str, path: str) -> None:
+        super().__init__(fullname, path)
+        self.own: set[CodeType] = set()
+
+    def get_code(self, fullname: str) -> CodeType:
+        code = self.source_to_code(self.get_data(self.path), self.path)
+        self.own = set(_code_objects(code))
+        return code
+
+
+def _code_objects(code: CodeType) -> Iterator[CodeType]:
+    todo = [code]
+    while todo:
+        c = todo.pop()
+        yield c
+        todo += [k for k in c.co_consts if isinstance(k, CodeType)]
+
+
+def _load(loader: SourceLoader) -> ModuleType:
+    """Import ``loader``'s file as its module. When the file is named after the module
+    (``submission.py``, ``judge_fixture.py``), its folder goes on ``sys.path`` (last): a
+    process that multiprocessing starts with ``spawn`` or ``forkserver`` (a DataLoader
+    worker) is a fresh interpreter that gets the dataset by pickle, which names its class
+    by module, and imports that module by name."""
+    spec = importlib.util.spec_from_file_location(loader.name, loader.path, loader=loader)
+    if spec is None:
+        raise ImportError(f"cannot load {loader.path}")
+    folder, file = os.path.split(os.path.abspath(loader.path))
+    if file == f"{loader.name}.py" and folder not in sys.path:
+        sys.path.append(folder)
     module = importlib.util.module_from_spec(spec)
-    sys.modules[name] = module
-    spec.loader.exec_module(module)
+    sys.modules[loader.name] = module
+    loader.exec_module(module)
     return module
 
 
@@ -117,16 +152,19 @@ def _type_name(e: BaseException) -> str:
     return name if len(name) <= MAX_TYPE_NAME else name[:MAX_TYPE_NAME] + "..."
 
 
-def _describe(e: BaseException, focus: str | None) -> dict[str, Any]:
-    """An exception as data: its type, message and the frames of the learner's file."""
+def _describe(e: BaseException, own: set[CodeType] | None = None) -> dict[str, Any]:
+    """An exception as data: its type, message and the frames of the learner's file
+    (frames running code compiled from it: ``own``, see SourceLoader)."""
     if isinstance(e, SyntaxError):
         # The compiler's own report says where; the import machinery's frames do not help.
         if e.filename:
             e.filename = os.path.basename(e.filename)
         return {"type": _type_name(e), "message": _safe_str(e), "line": e.lineno,
                 "traceback": "".join(traceback.format_exception_only(type(e), e))[-MAX_MESSAGE:]}
-    frames = traceback.extract_tb(e.__traceback__)
-    mine = [f for f in frames if focus and f.filename == focus]
+    own = own or set()
+    walked = list(traceback.walk_tb(e.__traceback__))
+    frames = traceback.StackSummary.extract(iter(walked))
+    mine = [f for f, (frame, _) in zip(frames, walked, strict=True) if frame.f_code in own]
     shown = mine or [f for f in frames if not f.filename.startswith("<frozen")][-3:]
     tb = "".join(f'  File "{os.path.basename(f.filename)}", line {f.lineno}, in {f.name}\n'
                  + (f"    {f.line}\n" if f.line else "") for f in shown)
@@ -143,7 +181,7 @@ class Runner:
         self.channel = channel
         self.sol: ModuleType | None = None
         self.fixture: ModuleType | None = None
-        self.submission_path: str | None = None
+        self.own: set[CodeType] = set()  # the submission's code objects
         self.staged: dict[Any, tuple[Any, list, dict]] = {}
         self.context = Context(channel)
         self.cuda = False
@@ -153,18 +191,21 @@ class Runner:
         steady_malloc()  # before the submission allocates anything
         fixture = body.get("fixture")
         if fixture:
+            loader = SourceLoader("judge_fixture", fixture)
             try:
-                self.fixture = _load("judge_fixture", fixture)
+                self.fixture = _load(loader)
             except BaseException as e:
-                self.channel.send(Kind.IMPORT_ERROR, {"where": "fixture", **_describe(e, fixture)})
+                self.channel.send(Kind.IMPORT_ERROR,
+                                  {"where": "fixture", **_describe(e, loader.own)})
                 return False
-        self.submission_path = body["submission"]
+        loader = SourceLoader(body.get("module", "submission"), body["submission"])
         try:
-            self.sol = _load(body.get("module", "submission"), self.submission_path)
+            self.sol = _load(loader)
         except BaseException as e:  # SyntaxError, ImportError, sys.exit() at import ...
             self.channel.send(Kind.IMPORT_ERROR,
-                              {"where": "submission", **_describe(e, self.submission_path)})
+                              {"where": "submission", **_describe(e, loader.own)})
             return False
+        self.own = loader.own
         names = list(body.get("names") or [])
         missing = [n for n in names if not hasattr(self.sol, n)]
         if missing:
@@ -203,7 +244,7 @@ class Runner:
                 state = self._target({"target": "fixture", "fn": prepare})(*args, **kwargs)
                 args, kwargs = [state], {}
         except BaseException as e:
-            self.channel.send(Kind.ERROR, _describe(e, self.submission_path))
+            self.channel.send(Kind.ERROR, _describe(e, self.own))
             return
         self.staged[body.get("id")] = (fn, args, kwargs)
         cpu = body.get("cpu")
@@ -225,7 +266,7 @@ class Runner:
                 torch.cuda.synchronize()
         except BaseException as e:  # the learner's exceptions are data, SystemExit included
             _flush_output()
-            self.channel.send(Kind.ERROR, _describe(e, self.submission_path))
+            self.channel.send(Kind.ERROR, _describe(e, self.own))
             return
         _flush_output()
         body: dict[str, Any] = {"value": value}
@@ -251,7 +292,7 @@ class Runner:
                 try:
                     fn = self._target(body)
                 except AttributeError as e:
-                    self.channel.send(Kind.ERROR, _describe(e, self.submission_path))
+                    self.channel.send(Kind.ERROR, _describe(e, self.own))
                     continue
                 self.call(fn, list(body.get("args") or []), dict(body.get("kwargs") or {}),
                           bool(body.get("return_args")))

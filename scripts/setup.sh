@@ -36,7 +36,7 @@ STAMP="$VENV/.deps-stamp"
 WANT=$(sha256sum pyproject.toml | cut -d' ' -f1)
 if [[ ! -f "$STAMP" || "$(cat "$STAMP")" != "$WANT" ]]; then
   log "installing the project's dependencies"
-  "$VPY" -m pip install -q -e ".[web,dev]"
+  "$VPY" -m pip install -q -e ".[web,worker,dev]"
   echo "$WANT" > "$STAMP"
 fi
 

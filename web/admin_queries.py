@@ -11,10 +11,11 @@ from typing import Any
 from sqlalchemy import delete, func, select, update
 from sqlalchemy.orm import Session
 
+from judge.events import Event, FileChecked, FilesPlanned
 from judge.i18n import T
 from judge.package import PackageError, Problem, package_hash
+from judge.problem_store import Store, Stored
 from judge.upload import PackageRefused
-from web.bank import Store, Stored, bundled_packages
 from web.models import (
     ApiToken,
     AuditEntry,
@@ -24,7 +25,6 @@ from web.models import (
     Submission,
     User,
 )
-from web.problems import uses_cuda
 
 log = logging.getLogger("web.admin")
 
@@ -130,10 +130,7 @@ def discard_unused(db: Session, store: Store, content_hash: str) -> None:
 
 def gpu_needs(problem: Problem) -> tuple[bool, bool]:
     """(needs_gpu, prefers_gpu) of a package, as the queue wants them."""
-    needs = problem.meta.requires.cuda
-    prefers = (any(t.device == "cuda" for t in problem.meta.throughput)
-               or uses_cuda(problem.read("tests.py")))
-    return needs, prefers
+    return problem.meta.requires.cuda, problem.uses_cuda
 
 
 def queue_validation(db: Session, version: ProblemVersion, problem: Problem,
@@ -147,6 +144,13 @@ def queue_validation(db: Session, version: ProblemVersion, problem: Problem,
     db.add(job)
     db.flush()
     return job
+
+
+def close_queued_validations(db: Session, version_id: int, now: datetime) -> None:
+    """Validations of a version still waiting for a worker are answered already (it was
+    validated on the server machine)."""
+    db.execute(update(Job).where(Job.kind == "validate", Job.version_id == version_id,
+                                 Job.status == "queued").values(status="done", finished_at=now))
 
 
 def publish(db: Session, version: ProblemVersion) -> None:
@@ -184,6 +188,14 @@ def published(db: Session, store: Store) -> list[Problem]:
         except PackageError as e:
             log.error("published version %s cannot be loaded: %s", content_hash[:12], e)
     return sorted(problems, key=lambda p: p.number)
+
+
+def bundled_packages(folder: Path | None) -> list[Path]:
+    """The package folders of a problems folder (``_template`` and dot-folders skipped)."""
+    if folder is None or not Path(folder).is_dir():
+        return []
+    return [p for p in sorted(Path(folder).iterdir())
+            if p.is_dir() and not p.name.startswith(("_", "."))]
 
 
 def seed(db: Session, store: Store, folder: Path | None, now: datetime) -> bool:
@@ -235,19 +247,18 @@ def validation_started(db: Session, version_id: int, files: list[dict[str, Any]]
         version.report = {"ok": None, "errors": [], "files": files}
 
 
-def validation_progress(db: Session, version_id: int, event: dict[str, Any]) -> None:
+def validation_progress(db: Session, version_id: int, event: Event) -> None:
     """Fold one progress event of a validate job into the version's report."""
     version = db.get(ProblemVersion, version_id)
     if version is None:
         return
     report = dict(version.report or {"ok": None, "errors": [], "files": []})
-    kind = event.get("event")
-    if kind == "start":
-        report = {"ok": None, "errors": [], "files": event["files"]}
+    if isinstance(event, FilesPlanned):
+        report = {"ok": None, "errors": [], "files": [f.to_json() for f in event.files]}
         version.status = "validating"
-    elif kind == "file":
+    elif isinstance(event, FileChecked):
         files = list(report.get("files", []))
-        entry = event["file"]
+        entry = event.file.to_json()
         for i, f in enumerate(files):
             if f["label"] == entry["label"]:
                 files[i] = entry

@@ -21,9 +21,20 @@ from sqlalchemy.orm import Session, sessionmaker
 from starlette.concurrency import run_in_threadpool
 from starlette.requests import Request
 
+from judge.events import (
+    Done,
+    EventKind,
+    PlannedTest,
+    Queued,
+    Started,
+    TestJudged,
+    ThroughputMeasured,
+    kind_of,
+)
 from judge.report import Report
+from judge.verdict import Verdict
 from web import queries
-from web.views import event_view, judged, test_view
+from web.views import event_view
 
 POLL_S = 1.0  # the longest a stream waits before looking at the database again
 HEARTBEAT_S = 15.0
@@ -123,7 +134,7 @@ class Stream:
                 return
             if snap.status == "queued" and self.last_queued != ("queued", snap.position):
                 self.last_queued = ("queued", snap.position)
-                yield sse({"event": "queued", "position": snap.position})
+                yield sse(Queued(snap.position).to_json())
             elif snap.status != "queued":
                 self.last_queued = None
             for event_id, payload in snap.events:
@@ -142,35 +153,30 @@ class Stream:
             await self.hub.wait(("submission", self.sid), POLL_S)
 
     def _track(self, payload: dict[str, Any]) -> None:
-        kind = payload.get("event")
-        if kind == "start":
+        kind = kind_of(payload)
+        if kind is EventKind.START:
             self.started, self.sent_tests, self.sent_throughput = True, set(), 0
-        elif kind == "test":
+        elif kind is EventKind.TEST:
             self.sent_tests.add(payload["index"])
-        elif kind == "throughput":
+        elif kind is EventKind.THROUGHPUT:
             self.sent_throughput += 1
 
     def _finish(self, snap: Snapshot) -> list[str]:
         """Whatever the reader has not seen of the stored report, then ``done``: a reader
         who connects late, or whose last events were cleared with the result, gets the
         same sequence as one who watched it live."""
-        out = []
-        report = snap.report or {}
-        tests = report.get("tests", [])
+        report = Report.from_json(snap.report) if snap.report else None
+        tests = report.tests if report else []
+        events: list[Any] = []
         if not self.started:
-            out.append(sse({"event": "start", "total": len(tests),
-                            "tests": [{"name": t["name"], "visibility": t["visibility"]}
-                                      for t in tests]}))
-        for i, t in enumerate(tests):
-            if i not in self.sent_tests:
-                out.append(sse({"event": "test", "index": i, "result": test_view(t, self.lang)}))
-        for entry in report.get("throughput", [])[self.sent_throughput:]:
-            out.append(sse({"event": "throughput", "result": entry}))
-        message = Report.from_json(report).message(self.lang) if report else ""
-        out.append(sse({"event": "done", "verdict": snap.verdict,
-                        "passed": sum(t["verdict"] == "accepted" for t in tests),
-                        "total": judged(tests), "ratio": snap.ratio, "message": message}))
-        return out
+            events.append(Started(len(tests), tuple(PlannedTest(t.name, t.visibility)
+                                                    for t in tests)))
+        events += [TestJudged(i, t) for i, t in enumerate(tests) if i not in self.sent_tests]
+        if report:
+            events += [ThroughputMeasured(tp) for tp in report.throughput[self.sent_throughput:]]
+        events.append(Done.of(report) if report else
+                      Done(Verdict(snap.verdict or Verdict.INTERNAL_ERROR), 0, 0, snap.ratio))
+        return [sse(e.to_json(self.lang, learner=True)) for e in events]
 
 
 def stream_factory(request: Request) -> Callable[[int, str], Stream]:

@@ -1,21 +1,20 @@
 """The problem bank as the web app sees it: packages loaded once, statements rendered once.
 
 The web process never imports a package's ``tests.py`` (that is the worker's job, and it
-needs torch): the public cases shown as examples are read from its syntax tree, the way
-``judge.pack`` cuts hidden cases out. Only a case whose decorator literally says
-``public=True`` is shown; anything else is treated as hidden.
+needs torch): the public cases shown as examples are read from its syntax tree by
+``judge.case_reader``, the reader the practice pack cuts hidden cases out with. Only a
+case whose decorator literally says ``public=True`` is shown; anything else is hidden.
 """
 
 from __future__ import annotations
 
-import ast
 import logging
-import textwrap
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
 
+from judge.case_reader import read_cases
 from judge.i18n import T
 from judge.package import DIFFICULTY, PackageError, Problem, load_all, problems_dir
 from web import markdown
@@ -35,34 +34,9 @@ class Example:
 
 
 def public_cases(tests_source: str) -> list[Example]:
-    """The public ``@case(public=True, zh=..., en=...)`` functions of a tests.py, in order."""
-    found = []
-    for node in ast.parse(tests_source).body:
-        if not isinstance(node, ast.FunctionDef):
-            continue
-        for dec in node.decorator_list:
-            if not (isinstance(dec, ast.Call) and getattr(dec.func, "id", None) == "case"):
-                continue
-            kw = {k.arg: k.value.value for k in dec.keywords
-                  if k.arg and isinstance(k.value, ast.Constant)}
-            if kw.get("public") is True:
-                lines = tests_source.splitlines()
-                first = min(d.lineno for d in node.decorator_list)
-                code = textwrap.dedent("\n".join(lines[first - 1:node.end_lineno]))
-                found.append(Example(node.name, T(str(kw.get("zh", "")), str(kw.get("en", ""))),
-                                     code))
-    return found
-
-
-def uses_cuda(tests_source: str) -> bool:
-    """Whether any ``@case(..., device="cuda")`` is declared."""
-    for node in ast.walk(ast.parse(tests_source)):
-        if isinstance(node, ast.Call) and getattr(node.func, "id", None) == "case":
-            for k in node.keywords:
-                if (k.arg == "device" and isinstance(k.value, ast.Constant)
-                        and k.value.value == "cuda"):
-                    return True
-    return False
+    """The public cases of a tests.py, in order, with their code (judge.case_reader)."""
+    return [Example(c.name, c.category, c.source(tests_source))
+            for c in read_cases(tests_source) if c.public]
 
 
 @dataclass
@@ -124,14 +98,13 @@ class ProblemView:
     @cached_property
     def prefers_gpu(self) -> bool:
         """Some cases or speed checks run on CUDA: a GPU worker should judge it."""
-        return (any(t.device == "cuda" for t in self.meta.throughput)
-                or uses_cuda(self.problem.read("tests.py")))
+        return self.problem.uses_cuda
 
 
 class ProblemBank:
     """The problems learners see. ``ProblemBank(folder)`` reads a folder of packages;
     ``ProblemBank(source=...)`` asks a function for them (the app's: the published
-    versions of the database-backed bank, see web/bank.py)."""
+    versions of the database-backed bank, see judge/problem_store.py)."""
 
     def __init__(self, root: Path | None = None, *,
                  source: Callable[[], list[Problem]] | None = None) -> None:

@@ -16,6 +16,7 @@ from sqlalchemy import CursorResult, Executable, and_, case, delete, func, or_, 
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 
+from judge.events import Event
 from web.models import ApiToken, Job, JobEvent, ProblemVersion, Submission, User, Worker
 
 IN_FLIGHT = ("queued", "running")
@@ -288,7 +289,7 @@ def renew(db: Session, job_id: int, token: str, now: datetime, lease_s: float) -
 
 
 def add_events(db: Session, job_id: int, token: str, now: datetime,
-               payloads: list[dict[str, Any]]) -> Job | None:
+               events: list[Event]) -> Job | None:
     """Store progress events if the lease is still held (a validate job's fold into its
     version's report); the job, else None."""
     # A no-op UPDATE under the lease condition: it checks the lease and locks the job in
@@ -302,11 +303,13 @@ def add_events(db: Session, job_id: int, token: str, now: datetime,
     if job.kind == "validate":
         from web.admin_queries import validation_progress
 
-        for p in payloads:
-            validation_progress(db, job.version_id or 0, p)
+        for event in events:
+            validation_progress(db, job.version_id or 0, event)
     else:
-        db.add_all(JobEvent(job_id=job_id, submission_id=job.submission_id, payload=p,
-                            created_at=now) for p in payloads)
+        # the learner's view: no seed, hidden tests without message or output
+        db.add_all(JobEvent(job_id=job_id, submission_id=job.submission_id,
+                            payload=e.to_json("zh", learner=True), created_at=now)
+                   for e in events)
     db.commit()
     return job
 

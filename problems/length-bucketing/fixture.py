@@ -8,6 +8,7 @@ sizes}``, so a million indices cost 8 MB, not a million JSON numbers. The grader
 everything; nothing returned from here is trusted.
 """
 
+import itertools
 import random
 from array import array
 
@@ -98,19 +99,25 @@ def seed_globals(value):
 
 
 def run_epochs(sol, ctx, lengths, batch_size, *, shuffle=True, drop_last=False, seed=0,
-           epochs=(0,), kind="list"):
+               epochs=(0,), kind="list", hold=False):
     """Build one sampler; report len() before iterating, then for each entry of ``epochs``
-    call set_epoch(entry) (None: iterate again without calling it) and record the epoch."""
+    call set_epoch(entry) (None: iterate again without calling it) and record the epoch,
+    one batch at a time. With ``hold``, iterate the epoch once more holding every batch at
+    once, as ``list(sampler)`` does, and record that too (under "held")."""
     sampler = build(sol, lengths, batch_size, kind, shuffle=shuffle, drop_last=drop_last,
                     seed=seed)
     len_before = len(sampler)
-    recorded = []
+    limit = batch_limit(len(lengths))
+    recorded, held = [], []
     for epoch in epochs:
         if epoch is not None:
             sampler.set_epoch(epoch)
-        recorded.append(record(iter(sampler), batch_limit(len(lengths))))
+        recorded.append(record(iter(sampler), limit))
+        if hold:
+            # list(sampler), bounded: an endless iterator is reported, not waited for
+            held.append(record(list(itertools.islice(sampler, limit + 1)), limit))
     return {"len_before": len_before, "len_after": len(sampler), "epochs": recorded,
-            "is_sampler": isinstance(sampler, Sampler)}
+            "held": held, "is_sampler": isinstance(sampler, Sampler)}
 
 
 def global_rng(sol, ctx, lengths, batch_size, *, seed, epoch, global_seeds):

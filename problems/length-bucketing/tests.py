@@ -93,6 +93,25 @@ def diagnose_sorted(got, exp, lengths):
     return None
 
 
+HINT_HELD = T(
+    "list(sampler) 同时拿着所有批次，结果却和一个一个取时不同：每个批次都要 yield 一个新的 list"
+    "（yield 之后 batch = []，或者 yield 切片），不要 yield 同一个 list 之后再 clear() 或改写它"
+    "——list(sampler)、带 worker 或预取的 DataLoader 都会同时持有多个批次",
+    "list(sampler), which holds every batch at once, gave other batches than iterating one "
+    "batch at a time: yield a new list for every batch (batch = [] after the yield, or a "
+    "slice), never one list that is cleared or refilled after the yield — list(sampler) and a "
+    "DataLoader with workers or prefetching hold several batches at once")
+HINT_PROCESS = T(
+    "同一个 (seed, epoch) 在另一个进程里（断点续训、数据并行的另一个 rank）给出了不同的批次："
+    "生成器的种子是不是来自 Python 的 hash()？字符串（以及含字符串的 tuple）的 hash 每个进程都不同"
+    "（PYTHONHASHSEED）。用算术组合 seed 和 epoch（例如 seed * 1_000_003 + epoch），"
+    "或者用 hashlib",
+    "the same (seed, epoch) gave other batches in another process (a resumed run, another "
+    "data-parallel rank): is the generator seeded from Python's hash()? The hash of a str "
+    "(or of a tuple holding one) differs from process to process (PYTHONHASHSEED). Combine "
+    "seed and epoch with arithmetic (seed * 1_000_003 + epoch, say) or use hashlib")
+
+
 # ---------------------------------------------------------------- what came back
 
 
@@ -194,16 +213,24 @@ def expect_same_batches(t, got, exp, lengths, what, at, hint=None):
     t.fail(problem + at)
 
 
+def after_epoch(at, epoch):
+    return at + (T(f"，set_epoch({epoch}) 之后", f", after set_epoch({epoch})")
+                 if epoch is not None else T("，再迭代一次", ", iterated again"))
+
+
 def run_epochs(t, lengths, batch_size, *, shuffle=True, drop_last=False, seed=0, epochs=(0,),
-               kind="list", role="sub"):
+               kind="list", role="sub", hold=False, runner=None):
     """Build a sampler in the sandbox and iterate ``epochs`` (None: iterate again without
-    set_epoch). For the submission, check len() and the partition of every epoch. Returns
-    the batches of each epoch."""
-    proxy = t.sub if role == "sub" else t.ref
+    set_epoch). For the submission, check len() and the partition of every epoch; with
+    ``hold``, also that ``list(sampler)`` gives the same batches. ``runner``: a fresh
+    process of the submission to run it in (default: the shared one). Returns the batches
+    of each epoch."""
+    proxy = runner or (t.sub if role == "sub" else t.ref)
+    options = {"hold": True} if hold else {}
     res = scenario_dict(t, proxy.scenario("run_epochs", lengths, batch_size, shuffle=shuffle,
                                           drop_last=drop_last, seed=seed, epochs=list(epochs),
-                                          kind=kind),
-                        ("len_before", "len_after", "epochs"))
+                                          kind=kind, **options),
+                        ("len_before", "len_after", "epochs", "held"))
     n = len(lengths)
     at = where(N=n, batch_size=batch_size, shuffle=shuffle, drop_last=drop_last, seed=seed)
     if role == "sub":
@@ -211,26 +238,31 @@ def run_epochs(t, lengths, batch_size, *, shuffle=True, drop_last=False, seed=0,
                   T("迭代之前的 len(sampler)", "len(sampler) before iterating"), at)
     out = []
     for epoch, rec in zip(epochs, res["epochs"], strict=False):
-        at_epoch = at + (T(f"，set_epoch({epoch}) 之后", f", after set_epoch({epoch})")
-                         if epoch is not None else T("，再迭代一次", ", iterated again"))
-        batches = unpack(t, rec, at_epoch)
+        batches = unpack(t, rec, after_epoch(at, epoch))
         if role == "sub":
-            check_partition(t, batches, n, batch_size, drop_last, at_epoch)
+            check_partition(t, batches, n, batch_size, drop_last, after_epoch(at, epoch))
         out.append(batches)
     if role == "sub":
         check_len(t, res["len_after"], n, batch_size, drop_last,
                   T("迭代之后的 len(sampler)", "len(sampler) after iterating"), at)
-    if len(out) != len(epochs):
+    held = res["held"] if hold else out
+    if len(out) != len(epochs) or not isinstance(held, list) or len(held) != len(out):
         t.fail(T("场景返回的 epoch 数不对", "the scenario returned the wrong number of epochs"))
+    for epoch, batches, rec in zip(epochs, out, held if hold else [], strict=False):
+        at_epoch = after_epoch(at, epoch)
+        expect_same_batches(t, unpack(t, rec, at_epoch), batches, lengths, "list(sampler)",
+                            at_epoch, HINT_HELD)
     return out
 
 
-def check_sorted_exact(t, lengths, batch_size, drop_last, seeds=(0,), epochs=(0,), kind="list"):
-    """shuffle=False: exactly the reference's batches, whatever the seed and the epoch."""
+def check_sorted_exact(t, lengths, batch_size, drop_last, seeds=(0,), epochs=(0,), kind="list",
+                       hold=False):
+    """shuffle=False: exactly the reference's batches, whatever the seed and the epoch
+    (with ``hold``, list(sampler)'s too)."""
     exp = run_epochs(t, lengths, batch_size, shuffle=False, drop_last=drop_last, role="ref")[0]
     for seed in seeds:
         got = run_epochs(t, lengths, batch_size, shuffle=False, drop_last=drop_last, seed=seed,
-                         epochs=epochs, kind=kind)
+                         epochs=epochs, kind=kind, hold=hold)
         for epoch, batches in zip(epochs, got, strict=True):
             at = where(N=len(lengths), batch_size=batch_size, shuffle=False,
                        drop_last=drop_last, seed=seed, epoch=epoch, lengths=kind)
@@ -349,7 +381,7 @@ EXAMPLE_LENGTHS = [5, 2, 8, 2, 7, 3, 9, 1, 4, 2]
 def example_sorted(t):
     lengths = torch.tensor(EXAMPLE_LENGTHS)
     for drop_last in (False, True):
-        batches = check_sorted_exact(t, lengths, 3, drop_last)
+        batches = check_sorted_exact(t, lengths, 3, drop_last, hold=True)  # list(sampler)
         t.note(f"drop_last={drop_last}: {batches}", f"drop_last={drop_last}: {batches}")
 
 
@@ -449,6 +481,30 @@ def reproducible(t):
     expect_same_batches(t, unset, first[0], lengths, "epoch 0", at, T(
         "没有调用 set_epoch 时就是 epoch 0（和 DistributedSampler 一样）",
         "without a set_epoch call the epoch is 0 (as in DistributedSampler)"))
+
+
+@case(zh="另一个进程（续训、数据并行的其他 rank）里相同的 (seed, epoch) 给出相同的批次",
+      en="the same (seed, epoch) gives the same batches in another process (a resumed run, "
+      "another rank)")
+def other_process(t):
+    """A fresh runner with another PYTHONHASHSEED: hash(str) differs there, as it does
+    between the processes of a real run."""
+    lengths, batch_size = lognormal_lengths(t, 3000), t.random.choice([8, 16, 32])
+    seed, epoch = new_seed(t), t.random.randint(0, 30)
+    here = run_epochs(t, lengths, batch_size, seed=seed, epochs=(epoch,))[0]
+    with t.fresh(hash_seed=t.random.randrange(1, 2**32)) as run:
+        there = run_epochs(t, lengths, batch_size, seed=seed, epochs=(epoch,), runner=run)[0]
+    expect_same_batches(t, there, here, lengths, f"set_epoch({epoch})",
+                        where(N=3000, batch_size=batch_size, seed=seed), HINT_PROCESS)
+
+
+@case(zh="list(sampler)：同时拿着所有批次", en="list(sampler): every batch held at once")
+def held_together(t):
+    for shuffle, drop_last in ((True, False), (True, True), (False, False)):
+        batch_size = t.random.choice([4, 8, 16])
+        n = batch_size * t.random.randint(5, 40) + t.random.randint(1, batch_size - 1)
+        run_epochs(t, lognormal_lengths(t, n), batch_size, shuffle=shuffle, drop_last=drop_last,
+                   seed=new_seed(t), epochs=(t.random.randrange(10),), hold=True)
 
 
 @case(zh="set_epoch 改变批次顺序", en="set_epoch changes the order")

@@ -93,16 +93,29 @@ BUNDLED = sorted(p.parent.name for p in (ROOT / "problems").glob("*/problem.toml
 def test_bundled_problem_passes_check(slug):
     """Each bundled problem (the template included) passes ``check``: in the sandbox when
     this machine has it (as ``serve`` would judge), else as plain child processes."""
-    from judge.cli_server import _sandbox_available
+    from judge.isolation import sandbox_unavailable
 
-    sandboxed = _sandbox_available() is None
+    sandboxed = sandbox_unavailable() is None
     env = {k: v for k, v in os.environ.items() if k != "JUDGE_NO_SANDBOX"}
     if not sandboxed:
         if os.environ.get("JUDGE_REQUIRE_SANDBOX") == "1":
-            pytest.fail(f"the sandbox is required here: {_sandbox_available()}")
+            pytest.fail(f"the sandbox is required here: {sandbox_unavailable()}")
         env["JUDGE_NO_SANDBOX"] = "1"
     folder = str(ROOT / "problems" / slug)  # by folder: the template is not in the list
     out = subprocess.run([sys.executable, "-m", "judge", "check", folder], cwd=ROOT, env=env,
                          capture_output=True, text=True, timeout=1100)
     assert out.returncode == 0, out.stdout + out.stderr
     assert "1 / 1 packages pass" in out.stdout
+
+
+def test_the_core_cli_and_the_worker_load_nothing_of_the_web_app():
+    """A remote worker installs the worker extra only: making the CLI's parser (which
+    finds the web's commands through an entry point) and importing the worker must not
+    import the web app's libraries."""
+    code = ("import sys, judge.worker, judge.cli; judge.cli.build_parser(); "
+            "print(sorted({m.split('.')[0] for m in sys.modules} & {'fastapi', 'starlette', "
+            "'sqlalchemy', 'uvicorn', 'jinja2', 'alembic', 'pydantic'}))")
+    out = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True,
+                         text=True, timeout=120)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.strip() == "[]"

@@ -8,6 +8,7 @@ import statistics
 import pytest
 
 from judge.grader import Options, grade
+from judge.session import SubmissionError
 from judge.throughput import Measurement, Workload, median_interval
 from judge.verdict import Verdict
 from tests.conftest import TESTS, TOML
@@ -86,9 +87,9 @@ def test_reference_speed_is_accepted_and_recorded(problem, launcher):
     report = judge(problem, FAST, launcher)
     assert report.verdict is Verdict.ACCEPTED, report.message.en
     (tp,) = report.throughput
-    assert tp["verdict"] == "accepted" and tp["ratio"] > 0.4
-    assert set(tp) >= {"device", "torch", "ratio", "spread", "min_ratio", "pairs"}
-    assert tp["device"] == "cpu" and tp["pairs"] >= 3
+    assert tp.verdict is Verdict.ACCEPTED and tp.ratio is not None and tp.ratio > 0.4
+    assert set(tp.to_json()) >= {"device", "torch", "ratio", "spread", "min_ratio", "pairs"}
+    assert tp.device == "cpu" and tp.pairs >= 3
 
 
 @pytest.mark.parametrize("code", [SLOW, CLOCK_TAMPERING], ids=["slow", "patches-clocks"])
@@ -96,7 +97,7 @@ def test_slow_code_is_too_slow_whatever_it_does_to_its_clocks(problem, launcher,
     report = judge(problem, code, launcher)
     assert report.verdict is Verdict.TOO_SLOW, (report.message.en, report.throughput)
     (tp,) = report.throughput
-    assert tp["ratio"] < 0.4 and tp["verdict"] == "too_slow"
+    assert tp.ratio is not None and tp.ratio < 0.4 and tp.verdict is Verdict.TOO_SLOW
     assert "at least 0.40× is required" in report.message.en
     assert "要求至少 0.40 倍" in report.message.zh
 
@@ -184,6 +185,34 @@ def test_an_error_in_the_speed_check_does_not_show_its_hidden_inputs(problem, la
     assert inputs  # admins see the whole exception, hidden inputs included ...
     assert not re.search(r"\d+[, _]+\d+[, _]+\d+", str(learner))  # ... learners never do
     assert "details" not in learner
+
+
+# Lines 2-9 hold code; the chosen line is one of them: a line number "in the file" that
+# still carries the hidden input, unless only frames of the file's own code count.
+LEAKS_IN_THE_LINE = """
+def double(x):
+    if x.numel() > 1000:
+        line = [3, 4, 6, 7, 8, 9][int(x[0]) % 6]
+        exec(compile("\\n" * (line - 1) + "raise ValueError()", __file__, "exec"))
+    return x * 2
+y = 1
+z = 2
+w = 3
+"""
+
+
+def test_a_line_number_the_submission_chose_is_not_shown(problem, launcher):
+    report = judge(problem, LEAKS_IN_THE_LINE, launcher)
+    assert report.verdict is Verdict.RUNTIME_ERROR
+    # The frame of the file itself: the exec on line 5, whatever the input.
+    assert "(line 5 of your file)" in report.for_learner("en")["message"]
+
+
+@pytest.mark.parametrize(("line", "shown"), [(1, 1), (2, 2), (3, None), (4, None), (5, 5),
+                                             (0, None), (6, None), (True, None)])
+def test_a_line_is_shown_only_where_the_file_holds_code(line, shown):
+    code = "import torch\ndef f(x):\n\n    # a comment\n    return x\n"
+    assert SubmissionError({"type": "ValueError", "line": line}).line_in(code) == shown
 
 
 def test_a_broken_reference_shows_learners_no_reference_code(make_problem, launcher):

@@ -25,9 +25,9 @@ def _sandboxed() -> bool:
     choice = os.environ.get("JUDGE_TEST_SANDBOX", "auto")
     if choice in ("0", "1"):
         return choice == "1"
-    from judge.cli_server import _sandbox_available
+    from judge.isolation import sandbox_unavailable
 
-    return _sandbox_available() is None
+    return sandbox_unavailable() is None
 
 
 SANDBOXED = _sandboxed()

@@ -11,7 +11,7 @@ from fastapi.testclient import TestClient
 from tests.web.support import GOOD, make_user, write_cuda_problem
 from web.main import create_app
 from web.markdown import render
-from web.problems import ProblemBank, public_cases, uses_cuda
+from web.problems import ProblemBank, public_cases
 
 TESTS = '''
 from judge.testing import case
@@ -44,9 +44,20 @@ def test_only_literal_public_cases_are_shown():
     assert "hidden_one" not in found[0].code
 
 
-def test_uses_cuda():
-    assert uses_cuda(TESTS)
-    assert not uses_cuda(TESTS.replace('device="cuda"', 'device="cpu"'))
+def test_public_cases_of_the_module_style_are_shown_too():
+    found = public_cases(TESTS.replace("@case(public=True, zh=\"公开\"",
+                                       "@testing.case(public=True, zh=\"公开\""))
+    assert [e.name for e in found] == ["example_one", "public_cuda"]
+    assert found[1].code.startswith("@testing.case(public=True")
+
+
+def test_bundled_problems_show_the_suites_public_cases():
+    from judge.package import load_all
+    from judge.testing import collect
+
+    for problem in load_all():
+        shown = [e.name for e in public_cases(problem.read("tests.py"))]
+        assert shown == [c.name for c in collect(problem).cases if c.public], problem.slug
 
 
 def test_the_bank_never_imports_tests(problems_root):

@@ -10,12 +10,13 @@ from fastapi import APIRouter, Form, Request
 from fastapi.responses import RedirectResponse, Response
 
 from judge.i18n import T
-from web import admin_queries
-from web.deps import AdminPageUser, CsrfChecked, Now, SessionDep, page_lang
-from web.errors import ClientError
+from web import admin, admin_queries
+from web.deps import AdminPageUser, CsrfChecked, Now, SessionDep
+from web.errors import NotFound
 from web.forms import Utf8FormRoute
+from web.language import page_lang
 from web.models import User
-from web.pages import render
+from web.templating import render
 
 router = APIRouter(prefix="/admin", tags=["admin pages"], include_in_schema=False,
                    route_class=Utf8FormRoute)
@@ -33,16 +34,8 @@ def change(uid: int, user: AdminPageUser, db: SessionDep, now: Now,
            ) -> Response:
     target = db.get(User, uid)
     if target is None:
-        raise ClientError(404, T("没有这个用户", "no such user"))
-    if target.id == user.id and action in ("demote", "disable"):
-        raise ClientError(409, T("不能降级或停用自己的账号", "you cannot demote or disable "
-                                 "your own account"))
-    if action in ("promote", "demote"):
-        admin_queries.set_admin(db, target, action == "promote")
-    else:
-        admin_queries.set_disabled(db, target, action == "disable")
-    admin_queries.audit(db, user, action, target.username, now)
-    db.commit()
+        raise NotFound(T("没有这个用户", "no such user"))
+    admin.change_user(db, user, target, action, now)
     return RedirectResponse("/admin/users", status_code=303)
 
 

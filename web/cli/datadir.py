@@ -1,0 +1,36 @@
+"""The data folder the admin commands work on directly (the database and the problem
+bank), as a running server would see it."""
+
+from __future__ import annotations
+
+import argparse
+from dataclasses import dataclass
+from pathlib import Path
+
+from sqlalchemy.orm import Session, sessionmaker
+
+from judge.package import problems_dir
+from judge.problem_store import Store
+from web import admin_queries, db
+from web.settings import Settings
+
+
+@dataclass(frozen=True)
+class DataFolder:
+    settings: Settings
+    sessions: sessionmaker[Session]
+    store: Store
+
+
+def open_data(args: argparse.Namespace) -> DataFolder:
+    """The data folder of ``--data-dir`` (default: $JUDGE_DATA_DIR or ./data), migrated to
+    the newest schema, with the bundled problems seeded (as the server does at start)."""
+    settings = (Settings(data_dir=Path(args.data_dir)) if args.data_dir else Settings()).prepare()
+    engine = db.make_engine(settings.db_url)
+    db.migrate(engine)
+    sessions, store = db.make_sessionmaker(engine), Store(settings.bank_dir)
+    folder = Path(args.problems) if getattr(args, "problems", None) else (
+        settings.problems_dir or problems_dir())
+    with sessions() as session:
+        admin_queries.seed(session, store, folder, db.utcnow())
+    return DataFolder(settings, sessions, store)
