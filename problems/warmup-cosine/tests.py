@@ -352,10 +352,7 @@ def resume_new_process(t):
     if isinstance(saved, dict) and "error" in saved:
         check_run(t, setup, saved, exp, at=setup["at"])
     with t.fresh() as process:
-        stream = process.stream("continue_from", setup, saved)
-        for _ in stream:
-            pass
-        got = stream.result.value if stream.result is not None else None
+        got = process.scenario("continue_from", setup, saved)
     tail = {"lr": exp["lr"][setup["at"]:], "last_lr": exp["last_lr"][setup["at"]:]}
     check_run(t, setup, got, tail, start=setup["at"], at=setup["at"])
 
