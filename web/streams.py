@@ -1,19 +1,13 @@
-"""Live progress: wake-ups inside the web process, and the server-sent event stream.
-
-Progress is stored in the database (``job_events``), so the stream is correct whichever
-process or thread wrote it; the :class:`Hub` only wakes waiting streams and long-polling
-workers early instead of letting them poll the database every second.
-
-The stream (``text/event-stream``) carries one JSON object per ``data:`` line; see
-web/README.md for the events. It ends after ``done``.
-"""
+"""The server-sent event streams: one submission's progress for its reader (see web/README.md
+for the events; it ends after ``done``), and a version's validation for admins (snapshots,
+until it is valid or invalid). Each waits on the :class:`web.hub.Hub` between looks at
+the database."""
 
 from __future__ import annotations
 
-import asyncio
 import json
 import time
-from collections.abc import AsyncIterator, Callable, Hashable
+from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -33,55 +27,14 @@ from judge.events import (
 )
 from judge.report import Report
 from judge.verdict import Verdict
-from web import queries
-from web.views import event_view
+from web.data import queue, submissions
+from web.hub import Hub
+from web.submission_view import event_view
 
 POLL_S = 1.0  # the longest a stream waits before looking at the database again
+
+
 HEARTBEAT_S = 15.0
-
-
-class Hub:
-    """Wake whoever waits on a key (``("submission", id)``, ``"queue"``). ``notify`` may
-    be called from any thread; ``wait`` runs on the event loop."""
-
-    def __init__(self) -> None:
-        self.loop: asyncio.AbstractEventLoop | None = None
-        self.waiters: dict[Hashable, set[asyncio.Future]] = {}
-
-    def bind(self, loop: asyncio.AbstractEventLoop) -> None:
-        self.loop = loop
-
-    def notify(self, key: Hashable) -> None:
-        loop = self.loop
-        if loop is None or loop.is_closed():
-            return
-        try:
-            running = asyncio.get_running_loop()
-        except RuntimeError:
-            running = None
-        if running is loop:
-            self._wake(key)
-        else:
-            loop.call_soon_threadsafe(self._wake, key)
-
-    def _wake(self, key: Hashable) -> None:
-        for fut in self.waiters.pop(key, set()):
-            if not fut.done():
-                fut.set_result(None)
-
-    async def wait(self, key: Hashable, timeout: float) -> None:
-        fut = asyncio.get_running_loop().create_future()
-        self.waiters.setdefault(key, set()).add(fut)
-        try:
-            await asyncio.wait_for(fut, timeout)
-        except TimeoutError:
-            pass
-        finally:
-            group = self.waiters.get(key)
-            if group is not None:
-                group.discard(fut)
-                if not group:
-                    self.waiters.pop(key, None)
 
 
 def sse(data: dict[str, Any], event_id: int | None = None) -> str:
@@ -101,14 +54,14 @@ class Snapshot:
 
 def snapshot(maker: sessionmaker[Session], sid: int, after_id: int) -> Snapshot | None:
     with maker() as db:
-        sub = queries.get_submission(db, sid)
+        sub = submissions.get_submission(db, sid)
         if sub is None:
             return None
         position = None
         if sub.status == "queued":
-            job = queries.current_job(db, sid)
-            position = queries.queue_position(db, job) if job else None
-        events = [(e.id, e.payload) for e in queries.events_after(db, sid, after_id)]
+            job = queue.current_job(db, sid)
+            position = queue.queue_position(db, job) if job else None
+        events = [(e.id, e.payload) for e in submissions.events_after(db, sid, after_id)]
         return Snapshot(sub.status, position, events, sub.report, sub.verdict, sub.ratio)
 
 
@@ -182,9 +135,6 @@ class Stream:
 def stream_factory(request: Request) -> Callable[[int, str], Stream]:
     state = request.app.state
     return lambda sid, lang: Stream(state.sessionmaker, state.hub, sid, lang)
-
-
-# ---------------------------------------------------------------- validations (admins)
 
 
 def version_snapshot(maker: sessionmaker[Session], vid: int) -> dict[str, Any] | None:

@@ -1,4 +1,5 @@
-"""The problem bank as the web app sees it: packages loaded once, statements rendered once.
+"""The catalog: the published problems as the site shows them (packages loaded once,
+statements rendered once), reloaded when the bank changes.
 
 The web process never imports a package's ``tests.py`` (that is the worker's job, and it
 needs torch): the public cases shown as examples are read from its syntax tree by
@@ -101,10 +102,10 @@ class ProblemView:
         return self.problem.uses_cuda
 
 
-class ProblemBank:
-    """The problems learners see. ``ProblemBank(folder)`` reads a folder of packages;
-    ``ProblemBank(source=...)`` asks a function for them (the app's: the published
-    versions of the database-backed bank, see web/bank.py)."""
+class Catalog:
+    """The problems learners see. ``Catalog(folder)`` reads a folder of packages;
+    ``Catalog(source=...)`` asks a function for them (the app's: the published
+    versions of the database-backed bank, see judge/problem_store.py)."""
 
     def __init__(self, root: Path | None = None, *,
                  source: Callable[[], list[Problem]] | None = None) -> None:

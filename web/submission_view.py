@@ -3,9 +3,9 @@ and the event stream, so they agree.
 
 Learners see their public tests in full and hidden tests by name, category, verdict and
 time only (``judge.report`` redacts). Admins (``full=True``) see the stored report as is.
-While a job runs, the tests come from its progress events (``judge.events``), which were
-redacted when the worker posted them (``stored``), so they hold nothing a learner may not
-see.
+While a job runs, the tests come from its progress events (``judge.events``), stored as
+the learner's view when the worker posted them (``web.data.queue.add_events``), so they
+hold nothing a learner may not see.
 """
 
 from __future__ import annotations
@@ -13,9 +13,7 @@ from __future__ import annotations
 from typing import Any
 
 from judge.events import (
-    CHECKING,
     GRADING,
-    CheckedFile,
     Event,
     EventKind,
     Running,
@@ -39,12 +37,6 @@ def ingest_event(raw: Any) -> Event | None:
     if kind not in GRADING or kind is EventKind.DONE:
         return None
     return event_from_json(raw)
-
-
-def stored(event: Event) -> dict[str, Any]:
-    """What the server keeps of an event: the learner's view (no seed; hidden tests
-    without message or output), both languages where it has them."""
-    return event.to_json("zh", learner=True)
 
 
 def event_view(payload: dict[str, Any], lang: str) -> dict[str, Any]:
@@ -107,30 +99,3 @@ def submission_view(sub: Submission, lang: str, *, full: bool = False,
     elif events is not None:
         data.update(progress(events, lang))
     return data
-
-
-# ---------------------------------------------------------------- validation (admins)
-
-def ingest_validation_event(raw: Any) -> Event | None:
-    """A validate job's progress event: ``files`` (the files to judge) or ``file`` (one
-    judged). Raises ValueError on a malformed one; None for others."""
-    if not isinstance(raw, dict):
-        raise ValueError("an event must be an object")
-    if raw.get("event") == EventKind.START and "files" in raw:
-        raw = {**raw, "event": EventKind.FILES}  # a worker from before the kind was renamed
-    return event_from_json(raw) if kind_of(raw) in CHECKING else None
-
-
-def validation_result(raw: dict[str, Any]) -> dict[str, Any]:
-    """A validate job's result as stored: ok, errors, files, skipped, seed."""
-    if not isinstance(raw.get("ok"), bool):
-        raise ValueError("a validation result needs ok: true or false")
-    files = raw.get("files", [])
-    errors = raw.get("errors", [])
-    skipped = raw.get("skipped", [])
-    if not all(isinstance(x, list) for x in (files, errors, skipped)):
-        raise ValueError("files, errors and skipped must be lists")
-    return {"ok": raw["ok"], "errors": [str(e)[:4000] for e in errors[:100]],
-            "files": [CheckedFile.from_json(f).to_json() for f in files[:1000]],
-            "skipped": [str(s)[:200] for s in skipped[:1000]],
-            "seed": int(raw.get("seed") or 0)}

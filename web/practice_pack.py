@@ -1,6 +1,6 @@
 """The practice pack download: built by ``python -m judge pack`` in a child process (it
 runs the reference to record the public answers, which needs torch and a launcher; the web
-process has neither), cached in the data folder per version of the problem bank."""
+process has neither), cached in the data folder per version of the problem catalog."""
 
 from __future__ import annotations
 
@@ -14,10 +14,10 @@ from pathlib import Path
 
 from judge.package import ROOT
 from judge.upload import copy_folder
-from web.problems import ProblemBank
+from web.catalog import Catalog
 from web.settings import Settings
 
-log = logging.getLogger("web.pack")
+log = logging.getLogger("web.practice_pack")
 BUILD_TIMEOUT_S = 600
 
 
@@ -26,14 +26,14 @@ class PackError(RuntimeError):
 
 
 class PackBuilder:
-    def __init__(self, settings: Settings, bank: ProblemBank) -> None:
-        self.settings, self.bank = settings, bank
+    def __init__(self, settings: Settings, catalog: Catalog) -> None:
+        self.settings, self.catalog = settings, catalog
         self.lock = threading.Lock()
         self.process: subprocess.Popen | None = None
 
     @property
     def path(self) -> Path:
-        return self.settings.data_dir / "packs" / f"practice-{self.bank.version}.zip"
+        return self.settings.data_dir / "packs" / f"practice-{self.catalog.version}.zip"
 
     def get(self) -> Path:
         """The pack's file, built on first use (one build at a time)."""
@@ -75,11 +75,11 @@ class PackBuilder:
     def _published_folder(self) -> Path:
         """The published packages as one folder of slug-named packages (what ``judge
         pack`` reads), copied from the bank once per bank version."""
-        folder = self.settings.data_dir / "packs" / f"src-{self.bank.version}"
+        folder = self.settings.data_dir / "packs" / f"src-{self.catalog.version}"
         if not folder.is_dir():
             partial = folder.with_name(folder.name + ".partial")
             shutil.rmtree(partial, ignore_errors=True)
-            for p in self.bank:
+            for p in self.catalog:
                 copy_folder(p.problem.dir, partial / p.slug)
             partial.mkdir(parents=True, exist_ok=True)
             partial.rename(folder)
