@@ -222,12 +222,13 @@ def arm(model, poison):
 
 
 def optimizer_state(optimizer):
-    """The optimizer's per-parameter state, as lists of (key, value) with CPU tensors."""
+    """The optimizer's per-parameter state (None for a parameter without any), in
+    model.parameters() order, with CPU copies of its tensors (a state dict holds the live
+    ones)."""
     state = optimizer.state_dict()["state"]
     count = sum(len(group["params"]) for group in optimizer.param_groups)
-    return [[[k, _cpu(v) if isinstance(v, torch.Tensor) else v]
-             for k, v in sorted(state[i].items())] if i in state else None
-            for i in range(count)]
+    return [{k: _cpu(v) if isinstance(v, torch.Tensor) else v for k, v in state[i].items()}
+            if i in state else None for i in range(count)]
 
 
 def train(sol, ctx, setup):

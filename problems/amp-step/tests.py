@@ -16,27 +16,17 @@ CPU cases run in bfloat16 with torch.amp.GradScaler("cpu"), which torch has sinc
 an older torch they are skipped. CUDA cases (float16) run on GPU workers only.
 """
 
-import importlib.util
 import math
-from pathlib import Path
 
 import torch
 
 from judge import compare
 from judge.i18n import T
 from judge.testing import case
+from judge.training import load_fixture, scaled, tensors_problem
 
-
-def _load_fixture():
-    """fixture.py, imported here (the grader's own copy), to build the same model."""
-    path = Path(__file__).with_name("fixture.py")
-    spec = importlib.util.spec_from_file_location(f"{__name__}_fixture", path)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
-FIXTURE = _load_fixture()
+# fixture.py, imported here (the grader's own copy), to build the same model.
+FIXTURE = load_fixture(__file__)
 CPU_SCALER = FIXTURE.cpu_scaler_supported()
 # Both runners compute the same operations in the same order, so they agree bit for bit;
 # the room is for correct variants (a hand-written clip, foreach or not) whose last-bit
@@ -207,12 +197,6 @@ def flat(tensors):
     return torch.cat([g.reshape(-1).double() for g in tensors if g is not None])
 
 
-def scaled(expected):
-    biggest = max((float(e.double().abs().nan_to_num(0.0, 0.0, 0.0).max()) for e in expected
-                   if isinstance(e, torch.Tensor) and e.numel()), default=0.0)
-    return {"rtol": TOL["rtol"], "atol": TOL["atol"] + TOL["rtol"] * biggest}
-
-
 def unpack(returned):
     """(loss, taken) from what came back, or a message saying why it is not a pair."""
     if isinstance(returned, dict) and returned.get("sequence") in ("tuple", "list") and len(
@@ -358,10 +342,10 @@ class Comparison:
             self.fail(i, problem, SCHEDULER_SKIPPED)
         if exp["grads"] is not None and got["grads"] is not None:
             self.grads(i)
-        tol = scaled(exp["params"])
-        for name, g, e in zip(self.names, got["params"], exp["params"], strict=True):
-            if (problem := compare.tensor_close(g, e, what=name, **tol)) is not None:
-                self.fail(i, T("之后的参数 ", "the parameter ") + problem, self.why_params(i))
+        if (problem := tensors_problem(got["params"], exp["params"], self.names,
+                                       **scaled(TOL, exp["params"]))) is not None:
+            self.fail(i, T("之后的参数 ", "the parameter ") + problem.message,
+                      self.why_params(i))
         self.optimizer_state(i)
         if not got["training"]:
             self.fail(i, T("调用之后模型不在训练模式", "the model is not in training mode "
@@ -369,17 +353,13 @@ class Comparison:
 
     def grads(self, i):
         got, exp = self.got[i]["grads"], self.exp[i]["grads"]
-        tol = scaled([e for e in exp if e is not None])
-        for name, g, e in zip(self.names, got, exp, strict=True):
-            if e is None and g is not None:
-                self.fail(i, T(f"step 时 {name}.grad 应当是 None，得到一个张量",
-                               f"{name}.grad at the step: expected None, got a tensor"),
-                          SET_TO_NONE)
-            if e is None:
-                continue
-            if (problem := compare.tensor_close(g, e, what=f"{name}.grad (at the step)",
-                                                **tol)) is not None:
-                self.fail(i, problem, self.why_grads(i))
+        problem = tensors_problem(got, exp, self.names, suffix=".grad (at the step)",
+                                  **scaled(TOL, [e for e in exp if e is not None]))
+        if problem is None:
+            return
+        if problem.kind == "none":
+            self.fail(i, problem.message, SET_TO_NONE)
+        self.fail(i, problem.message, self.why_grads(i))
 
     def why_grads(self, i):
         pairs = [(g, e) for g, e in zip(self.got[i]["grads"], self.exp[i]["grads"], strict=True)
@@ -418,21 +398,14 @@ class Comparison:
                 self.fail(i, T(f"优化器为 {name} 建了状态，而它还从来没有梯度",
                                f"the optimizer holds state for {name}, which never had a "
                                f"gradient"), SET_TO_NONE)
-            if e is None:
-                continue
-            if not isinstance(g, list) or [k for k, _ in g] != [k for k, _ in e]:
-                self.fail(i, T(f"{name} 的优化器状态的键不对", f"the optimizer state of {name} "
-                               f"has other keys: expected {[k for k, _ in e]}"))
-            for (key, gv), (_, ev) in zip(g, e, strict=True):
-                what = f"optimizer.state[{name}][{key!r}]"
-                problem = (compare.tensor_close(gv, ev, what=what, **scaled([ev]))
-                           if isinstance(ev, torch.Tensor) else
-                           compare.value_equal(gv, ev, what=what))
-                if problem is not None:
-                    self.fail(i, problem, T("优化器的状态和参考不同：多走了或少走了一步，或者"
-                                            "用了不同的梯度",
-                                            "the optimizer's state differs: a step too many or "
-                                            "too few, or other gradients"))
+            problem = compare.value_close(g, e, what=f"optimizer.state[{name}]",
+                                          rtol=TOL["rtol"], atol=TOL["atol"],
+                                          per_tensor_scale=True)
+            if problem is not None:
+                self.fail(i, problem, T("优化器的状态和参考不同：多走了或少走了一步，或者"
+                                        "用了不同的梯度",
+                                        "the optimizer's state differs: a step too many or "
+                                        "too few, or other gradients"))
 
 
 def run(t, setup):

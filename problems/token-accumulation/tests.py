@@ -10,9 +10,6 @@ recomputes each micro-batch of the window here, in the grader, and matches what 
 against the gradients that known bugs produce, to name the likely one.
 """
 
-import importlib.util
-from pathlib import Path
-
 import torch
 import torch.nn.functional as F
 
@@ -20,19 +17,11 @@ from judge import compare
 from judge.i18n import T
 from judge.testing import case, workload
 from judge.throughput import Workload
+from judge.training import load_fixture, scaled
 
-
-def _load_fixture():
-    """fixture.py's builders, imported here (the grader's own copy), so that the grader
-    rebuilds exactly the model the scenario built."""
-    path = Path(__file__).with_name("fixture.py")
-    spec = importlib.util.spec_from_file_location(f"{__name__}_fixture", path)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
-FIXTURE = _load_fixture()
+# fixture.py's builders, imported here (the grader's own copy), so that the grader rebuilds
+# exactly the model the scenario built.
+FIXTURE = load_fixture(__file__)
 
 # float64 everywhere: correct solutions agree to ~1e-15, while the bugs are off by 10% or
 # more. rtol 1e-6 leaves room for a float32 accumulator of the returned loss or a logits
@@ -162,13 +151,6 @@ class Layout:
 
 def flat(tensors):
     return torch.cat([g.reshape(-1).double() for g in tensors])
-
-
-def scaled(tol, expected):
-    """Tolerances for a list of tensors: atol grows with the largest element of them all."""
-    biggest = max((float(e.double().abs().max()) for e in expected
-                   if isinstance(e, torch.Tensor) and e.numel()), default=0.0)
-    return {"rtol": tol["rtol"], "atol": tol["atol"] + tol["rtol"] * biggest}
 
 
 def rel_diff(a, b):

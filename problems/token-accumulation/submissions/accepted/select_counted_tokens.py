@@ -28,7 +28,7 @@ def train_epoch(model, loader, optimizer, accum_steps, *, ignore_index=-100):
             for input_ids, labels in pending:
                 nll = token_nll_sum(model(input_ids), labels, ignore_index)
                 (nll / total_tokens).backward()
-                running += float(nll)
+                running += float(nll.detach())
             optimizer.step()
             out.append(running / total_tokens)
         pending = []
