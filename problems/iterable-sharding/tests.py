@@ -135,39 +135,51 @@ def check_partition(t, streams, shards, workers, at):
                  "）", "this epoch yielded no sample at all: every iter() must start "
                  "the epoch over (a generator made once in __init__ runs only once)") + at)
     twice = next(((k, cs) for k, cs in seen.items() if len(cs) > 1), None)
+    missing = [k for k in owner if k not in seen]
     if twice is not None:
         k, cs = twice
         t.fail(T(f"样本 {k[:60]} 出现了 {len(cs)} 次（consumer {cs[:6]}）", f"sample {k[:60]} came "
                  f"{len(cs)} times (consumers {cs[:6]})") + at + T(" —— ", " — ")
-               + overlap_hint(cs, workers))
-    missing = [k for k in owner if k not in seen]
+               + partition_hint(streams, workers, bool(missing)))
     if missing:
         t.fail(T(f"有 {len(missing)} 个样本没有出现，例如 {missing[0][:60]}（分片 "
                  f"{owner[missing[0]]}）", f"{len(missing)} samples never came, for example "
                  f"{missing[0][:60]} (shard {owner[missing[0]]})") + at + T(" —— ", " — ")
-               + T("各个 consumer 对这个 epoch 的分片顺序意见不一：打乱只能用 (seed, epoch) "
-                   "作种子的私有生成器，"
-                   "不要掺入 rank、worker id，也不要用全局随机数（DataLoader 给每个 worker "
-                   "设了不同的种子）",
-                   "the consumers disagree on the epoch's shard order: shuffle with a private "
-                   "generator seeded from (seed, epoch) only, not the rank or the worker id, "
-                   "and not the global RNGs (the DataLoader seeds each worker differently)"))
+               + partition_hint(streams, workers, True))
 
 
-def overlap_hint(consumers, workers):
+DISAGREE = T("各个 consumer 对这个 epoch 的分片顺序意见不一，于是有的分片读了两次、有的没读："
+             "打乱只能用 (seed, "
+             "epoch) 作种子的私有生成器，不要掺入 rank、worker id，也不要用全局随机数"
+             "（DataLoader 给每个 worker 设了不同的种子）",
+             "the consumers disagree on the epoch's shard order, so some shards are read "
+             "twice and others never: shuffle with a private generator seeded from (seed, "
+             "epoch) only, not the rank or the worker id, and not the global RNGs (the "
+             "DataLoader seeds each worker differently)")
+
+
+def partition_hint(streams, workers, holes):
+    """Name the likely bug from how the consumers' streams overlap."""
     w = max(1, workers)
-    ranks = {c // w for c in consumers}
-    if len(ranks) == 1:
-        return T("同一个 rank 的几个 worker 读了同一个分片：在 __iter__ 里用 get_worker_info() "
-                 "按 worker 划分"
-                 "（__init__ 在主进程里运行，那里 get_worker_info() 是 None）",
-                 "several workers of one rank read the same shard: split between workers "
-                 "with get_worker_info() in __iter__ (__init__ runs in the main process, where "
-                 "get_worker_info() is None)")
-    return T("几个 rank 读了同一个分片：consumer 编号是 rank × num_workers + worker_id，"
-             "共有 world_size × num_workers 个 consumer",
-             "several ranks read the same shard: the consumer index is rank × num_workers + "
-             "worker_id, out of world_size × num_workers consumers")
+    pairs = [(a, b) for a in range(len(streams)) for b in range(a + 1, len(streams))
+             if streams[a] and streams[a] == streams[b]]
+    if any(a // w == b // w for a, b in pairs):
+        return T("同一个 rank 的几个 worker 产出了完全相同的样本：在 __iter__ 里用 "
+                 "get_worker_info() "
+                 "按 worker 划分（__init__ 在主进程里运行，那里 get_worker_info() 是 None）",
+                 "several workers of one rank yielded exactly the same samples: split between "
+                 "workers with get_worker_info() in __iter__ (__init__ runs in the main "
+                 "process, where get_worker_info() is None)")
+    if pairs:
+        return T("几个 rank 产出了完全相同的样本：consumer 编号是 rank × num_workers + worker_id，"
+                 "共有 world_size × num_workers 个 consumer",
+                 "several ranks yielded exactly the same samples: the consumer index is rank × "
+                 "num_workers + worker_id, out of world_size × num_workers consumers")
+    if holes:
+        return DISAGREE
+    return T("consumer c = rank × num_workers + worker_id 只读位置 c, c + K, c + 2K…… 上的分片",
+             "consumer c = rank × num_workers + worker_id reads only the shards at positions "
+             "c, c + K, c + 2K ...")
 
 
 def shard_runs(t, stream, shards, c, workers, at):

@@ -190,6 +190,11 @@ def records_of(lines):
 # ---------------------------------------------------------------- what came back
 
 
+def same(a, b) -> bool:
+    """Equal as JSON values: dict keys in any order, but 1, 1.0 and True all different."""
+    return json.dumps(a, sort_keys=True) == json.dumps(b, sort_keys=True)
+
+
 def shown(value, limit=100):
     text = json.dumps(value, ensure_ascii=False)
     return text if len(text) <= limit else text[: limit - 3] + "..."
@@ -251,8 +256,7 @@ def item_problem(i, got, exp, n) -> T | None:
         return T(f"dataset[{i}]：期望 {shown(exp['value'])}，却抛出了 {got['raised']}: "
                  f"{got.get('message')}", f"dataset[{i}]: expected {shown(exp['value'])}, but it "
                  f"raised {got['raised']}: {got.get('message')}")
-    if got.get("value") != exp["value"] or json.dumps(got.get("value")) != json.dumps(
-            exp["value"]):
+    if not same(got.get("value"), exp["value"]):
         return T(f"dataset[{i}]：期望 {shown(exp['value'])}，得到 {shown(got.get('value'))}",
                  f"dataset[{i}]: expected {shown(exp['value'])}, got {shown(got.get('value'))}")
     return None
@@ -261,7 +265,7 @@ def item_problem(i, got, exp, n) -> T | None:
 def where_from(got_value, f: JsonlFile) -> T:
     """If a wrong record is another record of the file, say which."""
     for j, value in enumerate(f.records):
-        if json.dumps(value) == json.dumps(got_value):
+        if same(value, got_value):
             return T(f"（这是第 {j} 条记录）", f" (that is record {j})")
     return T("", "")
 
@@ -401,7 +405,7 @@ def check_loader(t, f: JsonlFile, name, *, method, batch_size, seed, epochs=1,
                      f"records") + at)
         for k, (i, g) in enumerate(zip(order, items, strict=True)):
             value = g.get("value") if isinstance(g, dict) else g
-            if json.dumps(value) != json.dumps(exp[i].get("value")):
+            if not same(value, exp[i].get("value")):
                 t.fail(T(f"第 {epoch} 个 epoch 的第 {k} 条记录（dataset[{i}]）：期望 "
                          f"{shown(exp[i].get('value'))}，得到 {shown(value)}",
                          f"epoch {epoch}, record {k} of the loader (dataset[{i}]): expected "
@@ -555,7 +559,7 @@ def transform_once(t):
             f"记录 {shown(record)}", f"dataset[{i}] called transform {len(calls or [])} times "
             f"(expected once), with the record as json.loads gives it, {shown(record)}")
             + f.describe())
-        t.expect(json.dumps(read.get("value")) == json.dumps({"wrapped": record}), T(
+        t.expect(same(read.get("value"), {"wrapped": record}), T(
             f"dataset[{i}]：期望 transform 的返回值 {shown({'wrapped': record})}，得到 "
             f"{shown(read.get('value'))}", f"dataset[{i}]: expected what transform returned, "
             f"{shown({'wrapped': record})}, got {shown(read.get('value'))}"))
