@@ -71,8 +71,8 @@ def main() -> int:
                     report = grade(problem, code, launcher, Options(seed=1000 + i))
                     verdicts[str(report.verdict)] += 1
                     for tp in report.throughput:
-                        if tp.get("ratio") is not None:
-                            ratios[tp["name"]].append(tp["ratio"])
+                        if tp.ratio is not None:
+                            ratios[tp.name].append(tp.ratio)
                 took = (time.monotonic() - started) / args.n
                 print(f"  {label:<44} verdicts {dict(verdicts)}  ({took:.1f} s per judging)")
                 if set(verdicts) != {expected}:

@@ -20,10 +20,11 @@ from typing import Any
 
 import torch
 
+from judge.events import Done, Event, PlannedTest, Running, Started, TestJudged
 from judge.expected import ReplayMismatch, ReplaySession
 from judge.i18n import T
 from judge.package import Problem
-from judge.report import NEEDS_CUDA, Report, TestResult
+from judge.report import NEEDS_CUDA, Report, SkipReason, TestResult
 from judge.session import Budget, ImportFailed, RunnerLost, RunnerSession, SubmissionError
 from judge.testing import CaseFailed, CaseSpec, Ctx, ReferenceFailed, case_seed
 from judge.verdict import Verdict
@@ -37,7 +38,7 @@ PUBLIC_SEED = 0
 LIMIT_VERDICTS = {Verdict.TIME_LIMIT_EXCEEDED, Verdict.MEMORY_LIMIT_EXCEEDED,
                   Verdict.OUTPUT_LIMIT_EXCEEDED}
 
-Progress = Callable[[dict[str, Any]], None]
+Progress = Callable[[Event], None]
 
 
 @dataclass(frozen=True)
@@ -149,7 +150,7 @@ def grade(problem: Problem, code: str, launcher: Launcher, options: Options = Op
         report.message = T(f"评测系统内部错误：{type(e).__name__}: {e}",
                            f"internal error: {type(e).__name__}: {e}")
     report.time_ms = (time.monotonic() - started) * 1000
-    emit({"event": "done", "verdict": str(report.verdict)})
+    emit(Done.of(report))
     return report
 
 
@@ -162,8 +163,8 @@ def _grade(problem: Problem, code: str, launcher: Launcher, options: Options, re
         cases = problem.tests.select(public_only=options.public_only,
                                      examples_only=options.examples_only,
                                      names=list(options.cases) or None)
-        emit({"event": "start", "total": len(cases), "seed": seed,
-              "tests": [{"name": c.name, "visibility": c.visibility} for c in cases]})
+        emit(Started(len(cases), tuple(PlannedTest(c.name, c.visibility) for c in cases),
+                     seed))
         sessions = Sessions(launcher, problem, root, code, device, options.expected)
         sub, ref = sessions.get("sub"), sessions.get("ref")
         try:
@@ -171,11 +172,11 @@ def _grade(problem: Problem, code: str, launcher: Launcher, options: Options, re
         except ImportFailed as e:
             report.verdict = Verdict.COMPILE_ERROR
             report.message = e.describe()
-            report.tests = [_skipped(c) for c in cases]
+            report.tests = [_skipped(c, SkipReason.NOT_RUN) for c in cases]
             return
         except RunnerLost as e:
             report.verdict, report.message = e.verdict, e.message
-            report.tests = [_skipped(c) for c in cases]
+            report.tests = [_skipped(c, SkipReason.NOT_RUN) for c in cases]
             return
         ref.ready()
         _run_cases(problem, cases, sessions, report, options, emit)
@@ -208,9 +209,9 @@ REFERENCE_BROKE = T("评测系统内部错误：这道题的参考解答出错�
                     "your code's fault. Admins can see why in the report's details.")
 
 
-def _skipped(spec: CaseSpec, why: T | None = None) -> TestResult:
+def _skipped(spec: CaseSpec, reason: SkipReason, why: T | None = None) -> TestResult:
     return TestResult(spec.name, spec.visibility, spec.category, Verdict.SKIPPED,
-                      why or T("", ""))
+                      why or T("", ""), skip=reason)
 
 
 def _run_cases(problem: Problem, cases: list[CaseSpec], sessions: Sessions, report: Report,
@@ -218,11 +219,11 @@ def _run_cases(problem: Problem, cases: list[CaseSpec], sessions: Sessions, repo
     stop: T | None = None
     for index, spec in enumerate(cases):
         if stop is None and spec.device == "cuda" and not options.cuda:
-            result = _skipped(spec, NEEDS_CUDA)
+            result = _skipped(spec, SkipReason.NEEDS_CUDA, NEEDS_CUDA)
         elif stop is not None:
-            result = _skipped(spec, stop)
+            result = _skipped(spec, SkipReason.NOT_RUN, stop)
         else:
-            emit({"event": "running", "index": index, "name": spec.name})
+            emit(Running(spec.name, index))
             result = run_case(problem, spec, sessions, report.seed, options)
             if result.verdict in LIMIT_VERDICTS:
                 stop = T("之前的用例超出了限制，未运行", "not run: an earlier case hit a limit")
@@ -237,8 +238,7 @@ def _run_cases(problem: Problem, cases: list[CaseSpec], sessions: Sessions, repo
             else:
                 report.message = T(f"隐藏用例 {result.name}（{result.category.zh}）未通过",
                                    f"hidden case {result.name} ({result.category.en}) failed")
-        emit({"event": "test", "index": index, "result": result.to_json("zh"),
-              "learner": result.to_json("zh", learner=True)})
+        emit(TestJudged(index, result))
 
 
 def run_case(problem: Problem, spec: CaseSpec, sessions: Sessions, seed: int,
@@ -257,7 +257,7 @@ def run_case(problem: Problem, spec: CaseSpec, sessions: Sessions, seed: int,
               sessions=sessions.get, workdirs={r: j.dir for r, j in sessions.jobs.items()},
               device=sessions.device)
     verdict, message = Verdict.ACCEPTED, T.join(ctx.notes)
-    detail = T("", "")
+    detail, skip = T("", ""), None
     try:
         spec.fn(ctx)
         message = T.join(ctx.notes)
@@ -271,7 +271,7 @@ def run_case(problem: Problem, spec: CaseSpec, sessions: Sessions, seed: int,
     except ImportFailed as e:
         verdict, message = Verdict.COMPILE_ERROR, e.describe()
     except ReplayMismatch as e:
-        verdict = Verdict.SKIPPED
+        verdict, skip = Verdict.SKIPPED, SkipReason.OFFLINE
         message = T(f"无法离线检查：{e}（这台机器生成的输入与录制时不同，请在线提交）",
                     f"cannot be checked offline: {e} (this machine builds different inputs "
                     f"than the recording; submit online)")
@@ -288,5 +288,7 @@ def run_case(problem: Problem, spec: CaseSpec, sessions: Sessions, seed: int,
     output = ""
     if spec.public:
         output = sub.output_since(out_before) if sessions.current.get("sub") is sub else ""
+    if verdict is Verdict.SKIPPED and skip is None:  # a runner the judge ended
+        skip = SkipReason.NOT_RUN
     return TestResult(spec.name, spec.visibility, spec.category, verdict, message,
-                      budget.used * 1000, output, detail)
+                      budget.used * 1000, output, detail, skip)

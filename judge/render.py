@@ -8,7 +8,7 @@ import sys
 import unicodedata
 
 from judge.i18n import T
-from judge.report import Report, TestResult
+from judge.report import Report, TestResult, ThroughputResult
 from judge.verdict import Verdict
 
 COLOR = sys.stdout.isatty() and os.environ.get("NO_COLOR") is None
@@ -79,15 +79,14 @@ def render(report: Report, lang: str, *, show_hidden_messages: bool = True,
     return "\n".join(lines)
 
 
-def throughput_line(tp: dict, lang: str) -> str:
-    ok = tp.get("verdict") == "accepted"
+def throughput_line(tp: ThroughputResult, lang: str) -> str:
+    ok = tp.verdict is Verdict.ACCEPTED
     mark = paint("✓", "32") if ok else paint("✗", "31")
-    ratio = tp.get("ratio")
-    need = tp.get("min_ratio")
-    if tp.get("verdict") == "skipped":
+    if tp.verdict is Verdict.SKIPPED:
         text = T("未测：需要 CUDA，本机没有", "not measured: needs CUDA, none here")(lang)
-        return f" {paint('-', '33')} {pad(tp.get('name', ''), 28)} {text}"
+        return f" {paint('-', '33')} {pad(tp.name, 28)} {text}"
+    ratio, need = tp.ratio, tp.min_ratio
     text = T(f"速度 {ratio:.2f}× 参考解答（至少 {need:.2f}×）" if ratio is not None else "未测",
              f"speed {ratio:.2f}× the reference (at least {need:.2f}×)"
              if ratio is not None else "not measured")(lang)
-    return f" {mark} {pad(tp.get('name', ''), 28)} {text}"
+    return f" {mark} {pad(tp.name, 28)} {text}"

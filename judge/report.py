@@ -7,6 +7,7 @@ their name, category, verdict and time, never their message or output.
 
 from __future__ import annotations
 
+import enum
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -14,14 +15,23 @@ from judge.i18n import T
 from judge.verdict import Verdict
 
 EMPTY = T("", "")
-# The message of a CUDA case skipped on a machine without a GPU: such a case is not a
-# failure and is not counted in a report's total (cases skipped after a compile error or
-# a limit are: they were not passed).
+# The message of a CUDA case skipped on a machine without a GPU.
 NEEDS_CUDA = T("需要 CUDA，本机没有", "needs CUDA, none here")
+
+
+class SkipReason(enum.StrEnum):
+    """Why a test was not run. A CUDA case on a machine without a GPU is not a failure
+    and is not counted in a report's total; tests not run after a compile error, a limit
+    or repeated crashes are (they were not passed)."""
+
+    NEEDS_CUDA = "needs_cuda"
+    NOT_RUN = "not_run"  # an earlier failure ended the judging
+    OFFLINE = "offline"  # the practice CLI cannot replay this case's recorded answers
 
 
 @dataclass
 class TestResult:
+    __test__ = False  # not a pytest class
     name: str
     visibility: str  # "public" or "hidden"
     category: T
@@ -32,10 +42,11 @@ class TestResult:
     # For admins only, never in a learner's view: what could leak hidden inputs or the
     # reference (a reference's traceback, a failure's values on hidden inputs).
     detail: T = EMPTY
+    skip: SkipReason | None = None  # set when verdict is SKIPPED
 
     @property
     def needs_cuda(self) -> bool:
-        return self.verdict is Verdict.SKIPPED and self.message.en == NEEDS_CUDA.en
+        return self.skip is SkipReason.NEEDS_CUDA
 
     def to_json(self, lang: str, *, learner: bool = False) -> dict[str, Any]:
         hidden = self.visibility == "hidden"
@@ -53,6 +64,8 @@ class TestResult:
         if not learner and self.detail != EMPTY:
             data["details"] = self.detail.as_dict()
         data["categories"] = self.category.as_dict()
+        if self.skip is not None:
+            data["skip"] = str(self.skip)
         return data
 
     @classmethod
@@ -61,10 +74,67 @@ class TestResult:
                                         "en": data.get("message", "")}
         cats = data.get("categories") or {"zh": data.get("category", ""),
                                           "en": data.get("category", "")}
-        return cls(data["name"], data["visibility"], T(cats["zh"], cats["en"]),
-                   Verdict(data["verdict"]), T(msgs["zh"], msgs["en"]),
-                   float(data.get("time_ms", 0.0)), data.get("output", ""),
-                   T.from_dict(data.get("details")))
+        verdict = Verdict(data["verdict"])
+        message = T(msgs["zh"], msgs["en"])
+        skip = SkipReason(data["skip"]) if data.get("skip") else None
+        if skip is None and verdict is Verdict.SKIPPED:
+            # a report stored before tests said why they were skipped
+            skip = SkipReason.NEEDS_CUDA if message.en == NEEDS_CUDA.en else SkipReason.NOT_RUN
+        return cls(data["name"], data["visibility"], T(cats["zh"], cats["en"]), verdict,
+                   message, float(data.get("time_ms", 0.0)), data.get("output", ""),
+                   T.from_dict(data.get("details")), skip)
+
+
+@dataclass(frozen=True)
+class ThroughputResult:
+    """One speed check: the submission's speed as a ratio of the reference's (medians
+    of interleaved timed calls), or ``ratio`` None when it was not measured (a CUDA
+    check on a machine without a GPU: verdict ``skipped``)."""
+
+    name: str
+    device: str
+    verdict: Verdict
+    min_ratio: float
+    ratio: float | None = None
+    torch: str = ""
+    spread: float = 0.0  # interquartile range of the pair ratios, relative
+    pairs: int = 0
+    rounds: int = 0  # 2 when a borderline ratio was measured again
+    sub_ms: float = 0.0  # median timed call
+    ref_ms: float = 0.0
+    title: T | None = None
+
+    @property
+    def measured(self) -> bool:
+        return self.ratio is not None
+
+    def to_json(self) -> dict[str, Any]:
+        if self.ratio is None:
+            return {"name": self.name, "device": self.device, "verdict": str(self.verdict),
+                    "min_ratio": self.min_ratio, "ratio": None}
+        data: dict[str, Any] = {
+            "name": self.name, "device": self.device, "torch": self.torch,
+            "ratio": self.ratio, "spread": self.spread, "min_ratio": self.min_ratio,
+            "pairs": self.pairs, "rounds": self.rounds, "sub_ms": self.sub_ms,
+            "ref_ms": self.ref_ms, "verdict": str(self.verdict)}
+        if self.title is not None:
+            data["title"] = self.title.as_dict()
+        return data
+
+    @classmethod
+    def from_json(cls, data: Any) -> ThroughputResult:
+        """Raises ValueError (KeyError, TypeError) on a malformed entry."""
+        if not isinstance(data, dict) or not isinstance(data.get("name"), str):
+            raise ValueError("a throughput result needs a name")
+        ratio = data.get("ratio")
+        return cls(
+            name=data["name"][:200], device=str(data.get("device", "cpu"))[:20],
+            verdict=Verdict(data["verdict"]), min_ratio=float(data["min_ratio"]),
+            ratio=None if ratio is None else float(ratio), torch=str(data.get("torch", ""))[:40],
+            spread=float(data.get("spread") or 0.0), pairs=int(data.get("pairs") or 0),
+            rounds=int(data.get("rounds") or 0), sub_ms=float(data.get("sub_ms") or 0.0),
+            ref_ms=float(data.get("ref_ms") or 0.0),
+            title=T.from_dict(data["title"]) if isinstance(data.get("title"), dict) else None)
 
 
 @dataclass
@@ -77,7 +147,7 @@ class Report:
     tests: list[TestResult] = field(default_factory=list)
     message: T = EMPTY  # about the whole submission: a compile error, an internal error
     detail: T = EMPTY  # for admins only (see TestResult.detail)
-    throughput: list[dict[str, Any]] = field(default_factory=list)
+    throughput: list[ThroughputResult] = field(default_factory=list)
     device: str = "cpu"
     torch: str = ""
     time_ms: float = 0.0
@@ -97,6 +167,12 @@ class Report:
         """The cases counted in "passed / total": all but those this machine could not run."""
         return len(self.tests) - self.skipped
 
+    @property
+    def ratio(self) -> float | None:
+        """The slowest measured speed check's ratio (None without one)."""
+        ratios = [t.ratio for t in self.throughput if t.ratio is not None]
+        return min(ratios) if ratios else None
+
     def to_json(self, lang: str = "zh", *, learner: bool = False) -> dict[str, Any]:
         return {
             "verdict": str(self.verdict),
@@ -111,7 +187,7 @@ class Report:
             "passed": self.passed,
             "total": self.total,
             "skipped": self.skipped,
-            "throughput": self.throughput,
+            "throughput": [t.to_json() for t in self.throughput],
             "device": self.device,
             "torch": self.torch,
             "time_ms": round(self.time_ms, 1),
@@ -128,7 +204,8 @@ class Report:
             verdict=Verdict(data["verdict"]), problem=data["problem"], seed=int(data["seed"]),
             isolation=data.get("isolation", ""), problem_version=data.get("problem_version", ""),
             tests=[TestResult.from_json(t) for t in data.get("tests", [])],
-            message=T(msgs["zh"], msgs["en"]), throughput=list(data.get("throughput", [])),
+            message=T(msgs["zh"], msgs["en"]),
+            throughput=[ThroughputResult.from_json(t) for t in data.get("throughput", [])],
             device=data.get("device", "cpu"), torch=data.get("torch", ""),
             time_ms=float(data.get("time_ms", 0.0)), detail=T.from_dict(data.get("details")),
         )

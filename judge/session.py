@@ -18,7 +18,7 @@ from typing import Any
 
 from judge.i18n import T
 from judge.verdict import Verdict
-from sandbox.launch import Exit, Job, Launcher, RunnerProcess
+from sandbox.launch import Exit, ExitReason, Job, Launcher, RunnerProcess
 from sandbox.protocol import ChannelClosed, ChannelTimeout, Kind, ProtocolError, decode
 
 START_TIMEOUT_S = 60.0  # importing torch and the submission, on a loaded machine
@@ -161,22 +161,22 @@ class Budget:
 
 def lost_verdict(ex: Exit | None, limits_cpu_s: float, wall_s: float | None) -> RunnerLost:
     """The verdict for a runner that ended before answering."""
-    reason = ex.reason if ex else "wall"
-    if reason in ("wall",):
+    reason = ex.reason if ex else ExitReason.WALL
+    if reason is ExitReason.WALL:
         s = f"{wall_s:g}" if wall_s else "?"
         return RunnerLost(Verdict.TIME_LIMIT_EXCEEDED,
                           T(f"超过时间限制：{s} 秒内没有完成", f"did not finish within {s} s"), ex)
-    if reason == "cpu":
+    if reason is ExitReason.CPU:
         return RunnerLost(Verdict.TIME_LIMIT_EXCEEDED,
                           T(f"用完了 {limits_cpu_s:g} 秒的 CPU 时间",
                             f"used up its {limits_cpu_s:g} s of CPU time"), ex)
-    if reason == "memory":
+    if reason is ExitReason.MEMORY:
         return RunnerLost(Verdict.MEMORY_LIMIT_EXCEEDED,
                           T("超出内存限制，进程被结束", "ran out of memory and was killed"), ex)
-    if reason == "output":
+    if reason is ExitReason.OUTPUT:
         return RunnerLost(Verdict.OUTPUT_LIMIT_EXCEEDED,
                           T("输出（print）过多，进程被结束", "printed too much and was killed"), ex)
-    if reason == "killed":
+    if reason is ExitReason.KILLED:
         return RunnerLost(Verdict.RUNTIME_ERROR,
                           T("破坏了评测通道，进程被结束",
                             "broke the judge's channel and was killed"), ex)
@@ -213,7 +213,7 @@ class RunnerSession:
             self.process.channel.send(Kind.HELLO, hello,
                                       deadline=time.monotonic() + START_TIMEOUT_S)
         except ChannelTimeout:
-            self.process.kill("wall")  # ready() says how it ended
+            self.process.kill(ExitReason.WALL)  # ready() says how it ended
         except ChannelClosed:
             pass  # the process died at once: ready() says how
 
@@ -265,7 +265,7 @@ class RunnerSession:
         """End the process on purpose (the grader's choice, not a verdict)."""
         if self.process is None:
             return None
-        self.process.kill("killed")
+        self.process.kill(ExitReason.KILLED)
         self.lost = RunnerLost(Verdict.SKIPPED, T("已被评测程序结束", "ended by the judge"))
         return self.process.wait(5.0)
 
@@ -343,7 +343,7 @@ class RunnerSession:
         try:
             self.process.channel.send(kind, body, deadline=deadline)
         except ChannelTimeout:
-            self.process.kill("wall")
+            self.process.kill(ExitReason.WALL)
             raise self._lose(wall_s) from None
         except ChannelClosed:
             raise self._lose(wall_s) from None
@@ -354,12 +354,12 @@ class RunnerSession:
         try:
             return channel.recv_raw(deadline) if raw else channel.recv(deadline)
         except ChannelTimeout:
-            self.process.kill("wall")
+            self.process.kill(ExitReason.WALL)
             raise self._lose(wall_s) from None
         except ChannelClosed:
             raise self._lose(wall_s) from None
         except ProtocolError:
-            self.process.kill("killed")
+            self.process.kill(ExitReason.KILLED)
             raise self._lose(wall_s) from None
 
     def _lose(self, wall_s: float | None) -> RunnerLost:
@@ -370,7 +370,7 @@ class RunnerSession:
 
     def _broken(self, why: str) -> RunnerLost:
         assert self.process is not None
-        self.process.kill("killed")
+        self.process.kill(ExitReason.KILLED)
         return self._lose(None)
 
     def _error(self, body: Any) -> SubmissionError:
@@ -421,7 +421,7 @@ class Event:
                                  deadline=self._stream.deadline + SEND_GRACE_S)
         except ChannelTimeout:
             # It asks and asks but does not read the answers: out of time, not a hang.
-            process.kill("wall")
+            process.kill(ExitReason.WALL)
             raise session._lose(budget.seconds) from None
         except ProtocolError:
             pass  # the process died meanwhile; the next recv says how

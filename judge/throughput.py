@@ -34,10 +34,11 @@ from typing import Any
 
 import torch
 
+from judge.events import Event, Running, ThroughputMeasured
 from judge.i18n import T
 from judge.jobfiles import JobFiles, JobFolderFull
 from judge.package import Problem, Throughput
-from judge.report import Report
+from judge.report import Report, ThroughputResult
 from judge.session import RunnerLost, SubmissionError
 from judge.testing import case_seed
 from judge.verdict import Verdict
@@ -318,21 +319,21 @@ def measuring_alone(path: Path | None = None) -> Iterator[None]:
 
 
 def run_checks(problem: Problem, sessions, report: Report, seed: int, device: str,
-               emit: Callable[[dict[str, Any]], None]) -> None:
+               emit: Callable[[Event], None]) -> None:
     """Run every throughput check of the problem and record them in the report."""
     with measuring_alone():
         _run_checks(problem, sessions, report, seed, device, emit)
 
 
 def _run_checks(problem: Problem, sessions, report: Report, seed: int, device: str,
-                emit: Callable[[dict[str, Any]], None]) -> None:
+                emit: Callable[[Event], None]) -> None:
     suite = problem.tests
     for spec in problem.meta.throughput:
         if spec.device == "cuda" and device != "cuda":
-            report.throughput.append({"name": spec.name, "device": "cuda", "verdict": "skipped",
-                                      "min_ratio": spec.min_ratio, "ratio": None})
+            report.throughput.append(ThroughputResult(spec.name, "cuda", Verdict.SKIPPED,
+                                                      spec.min_ratio))
             continue
-        emit({"event": "running", "name": f"throughput:{spec.name}"})
+        emit(Running(f"throughput:{spec.name}"))
         workload = suite.workloads[spec.workload].fn(spec.device)
         rng = torch.Generator().manual_seed(case_seed(seed, f"throughput:{spec.name}"))
         m = measure(workload, spec, sessions, rng, spec.budget_s)
@@ -345,17 +346,14 @@ def _run_checks(problem: Problem, sessions, report: Report, seed: int, device: s
                 m = again
         if m.verdict is Verdict.ACCEPTED and m.ratio < spec.min_ratio:
             m.verdict = Verdict.TOO_SLOW
-        entry = {
-            "name": spec.name, "device": spec.device, "torch": torch.__version__,
-            "ratio": round(m.ratio, 4), "spread": round(m.spread, 4),
-            "min_ratio": spec.min_ratio, "pairs": len(m.ratios), "rounds": rounds,
-            "sub_ms": round(_median_ms(m.sub_s), 3), "ref_ms": round(_median_ms(m.ref_s), 3),
-            "verdict": str(m.verdict),
-        }
-        if spec.title is not None:
-            entry["title"] = {"zh": spec.title.zh, "en": spec.title.en}
+        entry = ThroughputResult(
+            spec.name, spec.device, m.verdict, spec.min_ratio, ratio=round(m.ratio, 4),
+            torch=torch.__version__, spread=round(m.spread, 4), pairs=len(m.ratios),
+            rounds=rounds, sub_ms=round(_median_ms(m.sub_s), 3),
+            ref_ms=round(_median_ms(m.ref_s), 3),
+            title=T(spec.title.zh, spec.title.en) if spec.title is not None else None)
         report.throughput.append(entry)
-        emit({"event": "throughput", "result": entry})
+        emit(ThroughputMeasured(entry))
         if m.verdict is not Verdict.ACCEPTED:
             report.verdict = m.verdict
             if m.verdict is Verdict.TOO_SLOW and m.message is None:

@@ -40,6 +40,7 @@ from typing import Any
 
 import httpx
 
+from judge.events import CheckedFile, FileChecked, FilesPlanned
 from judge.i18n import T
 from judge.package import PackageError
 from judge.problem_store import Problems
@@ -339,7 +340,7 @@ class Worker:
         try:
             report: Report = (self._grade or grade)(
                 problem, job.code, self.launcher, Options(cuda=self.gpu is not None),
-                on_progress=on_progress)
+                on_progress=lambda event: on_progress(event.to_json()))
         except Exception as e:  # grade() should never raise; if it does, say so
             log.exception("grading submission %s crashed", job.submission_id)
             return _internal_error(job, T(f"评测机出错：{type(e).__name__}: {e}",
@@ -363,13 +364,13 @@ class Worker:
                             f"from the server")
         try:
             files = check_files(problem, cuda=self.gpu is not None)
-            on_progress({"event": "start", "files": [{"label": label, "expected": expected}
-                                                     for label, expected, code in files
-                                                     if code is not None]})
+            on_progress(FilesPlanned(tuple(CheckedFile(label, expected)
+                                           for label, expected, code in files
+                                           if code is not None)).to_json())
             result = check_problem(problem, self.launcher, workers=1,
                                    cuda=self.gpu is not None,
                                    on_outcome=lambda o: on_progress(
-                                       {"event": "file", "file": o.to_json()}))
+                                       FileChecked(CheckedFile.from_json(o.to_json())).to_json()))
         except Exception as e:  # check_problem should not raise; if it does, say so
             log.exception("validating %s crashed", job.problem)
             return _refused(f"the check failed: {type(e).__name__}: {e}")

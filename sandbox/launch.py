@@ -11,6 +11,7 @@ wall-clock watchdog, but no isolation: it is for the learner's own machine
 
 from __future__ import annotations
 
+import enum
 import os
 import resource
 import select
@@ -26,7 +27,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Protocol
 
-from sandbox.protocol import Channel
+from sandbox.channel import Channel
 
 ROOT = Path(__file__).resolve().parent.parent
 MiB = 1024 * 1024
@@ -67,17 +68,23 @@ class Usage:
         return cls(usage.ru_utime + usage.ru_stime, usage.ru_maxrss / 1024)
 
 
+class ExitReason(enum.StrEnum):
+    """Why a runner process ended."""
+
+    EXITED = "exited"  # on its own
+    SIGNALED = "signaled"  # a signal we did not send
+    CPU = "cpu"  # RLIMIT_CPU
+    MEMORY = "memory"  # out of memory
+    WALL = "wall"  # the watchdog or the grader's clock
+    OUTPUT = "output"  # too much stdout/stderr
+    KILLED = "killed"  # the grader stopped it on purpose
+
+
 @dataclass(frozen=True)
 class Exit:
-    """How a runner process ended.
+    """How a runner process ended, and what it used."""
 
-    ``reason``: ``exited`` (on its own), ``signaled`` (a signal we did not send),
-    ``cpu`` (RLIMIT_CPU), ``memory`` (out of memory), ``wall`` (the watchdog or the
-    grader's clock), ``output`` (too much stdout/stderr), ``killed`` (the grader stopped it
-    on purpose).
-    """
-
-    reason: str
+    reason: ExitReason
     returncode: int | None = None
     signal: int | None = None
     cpu_s: float = 0.0
@@ -124,7 +131,7 @@ class RunnerProcess:
         self.started = time.monotonic()
         self._output = bytearray()
         self.output_bytes = 0
-        self._kill_reason: str | None = None
+        self._kill_reason: ExitReason | None = None
         self._exit: Exit | None = None
         self._done = threading.Event()
         self._lock = threading.Lock()
@@ -172,14 +179,14 @@ class RunnerProcess:
             self._output += chunk[:room]
         self.output_bytes += len(chunk)
         if self.output_bytes > limits.output_bytes:
-            self.kill("output")
+            self.kill(ExitReason.OUTPUT)
 
     # --- ending
-    def kill(self, reason: str = "killed") -> None:
+    def kill(self, reason: ExitReason = ExitReason.KILLED) -> None:
         """Kill the whole process tree now. The first reason given is the one reported."""
         with self._lock:
             if self._kill_reason is None:
-                self._kill_reason = reason
+                self._kill_reason = ExitReason(reason)
         if not self._done.is_set():
             self._signal_tree(signal.SIGKILL)
 
@@ -235,15 +242,15 @@ class RunnerProcess:
         reason = self._kill_reason
         if reason is None:
             if sig == signal.SIGKILL and self._out_of_memory():
-                reason = "memory"
+                reason = ExitReason.MEMORY
             elif sig == signal.SIGXCPU or (sig == signal.SIGKILL
                                            and cpu >= self.job.limits.cpu_s * 0.98):
-                reason = "cpu"
+                reason = ExitReason.CPU
             elif sig is not None:
-                reason = "signaled"
+                reason = ExitReason.SIGNALED
             else:
-                reason = "exited"
-        self._exit = Exit(reason, code, sig, cpu, rss)
+                reason = ExitReason.EXITED
+        self._exit = Exit(ExitReason(reason), code, sig, cpu, rss)
         # Shut the channel down rather than close it: the grader's thread may be in the
         # middle of a recv or a send on it, which must end in ChannelClosed (EOF, EPIPE), not
         # in EBADF on a descriptor that another thread closed (or worse, reused).
@@ -388,7 +395,7 @@ def watch(runner: RunnerProcess, output_fd: int, reap: Callable[[], tuple[int, U
     def wait() -> None:
         reader = threading.Thread(target=drain, daemon=True)
         reader.start()
-        timer = threading.Timer(lifetime, runner.kill, args=("wall",))
+        timer = threading.Timer(lifetime, runner.kill, args=(ExitReason.WALL,))
         timer.daemon = True
         timer.start()
         status, usage = reap()

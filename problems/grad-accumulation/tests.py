@@ -240,6 +240,16 @@ CLIP_TOTAL = T("要裁剪的是所有参数合在一起的总范数：对 model.
                "clip_grad_norm_，而不是对每个参数分别裁剪",
                "clip the total norm of all parameters together: one clip_grad_norm_ call on "
                "model.parameters(), not one per parameter")
+CLIP_UP = T("手写的裁剪要乘以 min(1, max_grad_norm / (norm + 1e-6))："
+            "范数已经低于 max_grad_norm 的梯度保持不变，不能被放大到 max_grad_norm",
+            "a hand-written clip multiplies by min(1, max_grad_norm / (norm + 1e-6)): a "
+            "gradient whose norm is already below max_grad_norm stays as it is; it must not "
+            "be scaled up to max_grad_norm")
+WINDOWS = T("窗口是 accum_steps 个连续的 micro-batch，不管每个有多大：按 micro-batch 的个数"
+            "决定什么时候 step，不是按样本数（只有最后一个窗口可以不满）",
+            "a window is accum_steps consecutive micro-batches, whatever their sizes: count "
+            "micro-batches, not samples, to decide when to step (only the last window may be "
+            "shorter)")
 CLIP_VALUE = T("clip_grad_value_ 是逐个元素截断，会改变梯度的方向；要用 clip_grad_norm_，"
                "它按总范数把整个梯度等比例缩小",
                "clip_grad_value_ clamps each element, which changes the gradient's direction; "
@@ -299,6 +309,10 @@ def diagnose_step(setup, layout, step, got, exp):
         candidates.append((right + stale, STALE))
     clip = setup.get("max_grad_norm")
     candidates = [(clipped(v, clip), why) for v, why in candidates]
+    if clip is not None and float(right.norm()) + 1e-6 < clip:
+        # a clip without min(1, coef): the gradient scaled UP to max_grad_norm (first: with
+        # a large window this also equals the clipped unnormalised sum)
+        candidates.insert(0, (right * (clip / (float(right.norm()) + 1e-6)), CLIP_UP))
     if clip is not None:
         per_micro_batch = torch.zeros_like(right)
         for g in grads:
@@ -319,7 +333,32 @@ def diagnose_step(setup, layout, step, got, exp):
         return T(f"step 时梯度的总范数是 {norm:.6g}，超过了 max_grad_norm={clip:g}",
                  f"the gradient's total norm at the step was {norm:.6g}, above "
                  f"max_grad_norm={clip:g}") + SEP + NOT_CLIPPED
-    return BIG_BATCH
+    return window_hint(setup, layout, step, got, exp) or BIG_BATCH
+
+
+def window_hint(setup, layout, step, got, exp):
+    """When the submission's step ``step`` used the mean-loss gradient of other
+    micro-batches than its window (from the window's start to another end: windows cut by
+    sample count, say), a hint that says which; else None. Earlier steps matched, so the
+    step began where its window begins."""
+    grads = got["steps"][step]["grads"]
+    if any(not isinstance(g, torch.Tensor) for g in grads):
+        return None
+    got_vec, clip = flat(grads), setup.get("max_grad_norm")
+    window = layout.steps[step][1]
+    params = params_before(setup, exp, step)
+    for end in range(window[0] + 1, len(layout.sizes) + 1):
+        if end == window[-1] + 1:
+            continue
+        vec = clipped(flat(big_batch(setup, params, range(window[0], end))[1]), clip)
+        if rel_diff(got_vec, vec) < 1e-5:
+            used = list(range(window[0], end))
+            sizes = [layout.sizes[i] for i in used]
+            return T(f"这一步用的是第 {used} 个 micro-batch（大小 {sizes}，"
+                     f"共 {sum(sizes)} 个样本），不是窗口 {window}。",
+                     f"this step used micro-batches {used} (sizes "
+                     f"{sizes}, {sum(sizes)} samples), not the window {window}: ") + WINDOWS
+    return None
 
 
 def zero_grad_facts(calls):
@@ -350,7 +389,9 @@ def diagnose_loss(setup, layout, step, got_value, exp, exp_value):
     return LOSS_DEFINITION
 
 
-def step_count_hint(layout, got_count):
+def step_count_hint(layout, got_count, same_prefix):
+    """Why the submission made ``got_count`` steps; ``same_prefix``: its steps so far used
+    the gradients the reference's did (its windows were right, as far as they go)."""
     micro_batches = len(layout.sizes) * layout.epochs
     full_windows = (len(layout.sizes) // layout.accum_steps) * layout.epochs
     if got_count == micro_batches != len(layout.steps):
@@ -358,7 +399,7 @@ def step_count_hint(layout, got_count):
                  "应当每个窗口（accum_steps 个 micro-batch）一次",
                  "optimizer.step() ran after every micro-batch: it must run once per window of "
                  "accum_steps micro-batches")
-    if got_count == full_windows < len(layout.steps):
+    if same_prefix and got_count == full_windows < len(layout.steps):
         return T("最后那个不满 accum_steps 的窗口也要做一次 step，不能丢掉",
                  "the last window, shorter than accum_steps, must make a step too, not be "
                  "dropped")
@@ -438,9 +479,22 @@ class Comparison:
     def step_count(self):
         got, exp = len(self.got["steps"]), len(self.exp["steps"])
         if got != exp:
+            first = next((i for i in range(min(got, exp)) if not self.same_grads(i)), None)
+            hint = None
+            if first is not None:
+                hint = window_hint(self.setup, self.layout, first, self.got, self.exp)
+                hint = hint and self.layout.describe(first) + T("：", ": ") + hint
             self.fail(T(f"optimizer.step() 的次数：期望 {exp}，得到 {got}",
                         f"number of optimizer.step() calls: expected {exp}, got {got}"),
-                      step_count_hint(self.layout, got))
+                      hint or step_count_hint(self.layout, got, first is None))
+
+    def same_grads(self, step):
+        """Whether the submission's step ``step`` used the reference's gradients."""
+        g, e = self.got["steps"][step]["grads"], self.exp["steps"][step]["grads"]
+        tol = scaled(self.tol, e)
+        return len(g) == len(e) and all(
+            compare.tensor_close(a, b, what="grad", **tol) is None
+            for a, b in zip(g, e, strict=True))
 
     def step(self, step):
         g, e = self.got["steps"][step], self.exp["steps"][step]

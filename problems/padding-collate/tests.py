@@ -4,10 +4,22 @@ import torch
 
 from judge import compare
 from judge.i18n import T
+from judge.session import SubmissionError
 from judge.testing import case, workload
 from judge.throughput import Workload
 
 KEYS = {"input_ids": None, "attention_mask": None, "labels": None}
+ORDER = ("pad_id", "pad_to_multiple_of", "padding_side")  # the positional order after batch
+DEFAULTS = {"pad_id": 0, "pad_to_multiple_of": None, "padding_side": "right"}
+SEP = T(" —— ", " — ")
+HINT_ORDER = T(
+    "用关键字参数调用时结果正确，按位置传参却不对：参数顺序是签名的一部分，必须是 "
+    "collate(batch, pad_id=0, pad_to_multiple_of=None, padding_side=\"right\")，"
+    "collate(batch, 0, 8, \"left\") 这样的调用也要能用",
+    "called with keywords it gives the right answer, with positional arguments it does not: "
+    "the order of the parameters is part of the signature, collate(batch, pad_id=0, "
+    "pad_to_multiple_of=None, padding_side=\"right\"), and a call like collate(batch, 0, 8, "
+    "\"left\") must work too")
 
 
 # ---------------------------------------------------------------- inputs
@@ -36,6 +48,17 @@ def describe(batch, kwargs):
         lengths = f"[{', '.join(map(str, lengths[:12]))}, ...] ({len(lengths)} samples)"
     opts = ", ".join(f"{k}={v!r}" for k, v in kwargs.items())
     return f"lengths {lengths}" + (f", {opts}" if opts else "")
+
+
+def positional(kwargs, count):
+    """The first ``count`` options after batch, in the signature's order, as a tuple."""
+    return tuple(kwargs.get(name, DEFAULTS[name]) for name in ORDER[:count])
+
+
+def call_text(args, kwargs):
+    """How the call was written: collate(batch, 3, 8, padding_side='left')."""
+    parts = [repr(a) for a in args] + [f"{k}={v!r}" for k, v in kwargs.items()]
+    return "collate(" + ", ".join(["batch", *parts]) + ")"
 
 
 # ---------------------------------------------------------------- diagnosis
@@ -84,19 +107,47 @@ def diagnose(got, exp, batch, kwargs):
     return None
 
 
-def check_collate(t, batch, **kwargs):
-    """Call the submission and the reference on the same batch and compare everything."""
-    res = t.sub.call("collate", batch, return_args=True, **kwargs)
-    got = res.value
-    exp = t.ref.collate(batch, **kwargs)
-    context = T(f"\n（输入：{describe(batch, kwargs)}）", f"\n(input: {describe(batch, kwargs)})")
+def mismatch(got, exp):
+    """What differs between a collate result and the reference's, or None."""
     problem = compare.keys_equal(got, KEYS, what="collate(...)")
     for key in KEYS:
         if problem is None:
             problem = compare.tensor_equal(got[key], exp[key], what=key)
+    return problem
+
+
+def keywords_work(t, batch, kwargs, exp):
+    """Whether the same call with keyword arguments gives the reference's answer."""
+    try:
+        return mismatch(t.sub.collate(batch, **kwargs), exp) is None
+    except SubmissionError:
+        return False
+
+
+def check_collate(t, batch, *, by_position=0, **kwargs):
+    """Call the submission and the reference on the same batch and compare everything.
+    ``by_position``: pass that many options after batch positionally (pad_id,
+    pad_to_multiple_of, padding_side), the rest as keywords; the reference always gets
+    keywords."""
+    args = positional(kwargs, by_position)
+    rest = {k: v for k, v in kwargs.items() if k not in ORDER[:by_position]}
+    exp = t.ref.collate(batch, **kwargs)
+    context = T(f"\n（输入：{describe(batch, kwargs)}）", f"\n(input: {describe(batch, kwargs)})")
+    shown = T.same(call_text(args, rest))
+    try:
+        res = t.sub.call("collate", batch, *args, return_args=True, **rest)
+    except SubmissionError as e:
+        if not args or not keywords_work(t, batch, kwargs, exp):
+            raise
+        t.fail(shown + T(f" 抛出了 {e.type}: {e.message}", f" raised {e.type}: {e.message}")
+               + SEP + HINT_ORDER + context)
+    got = res.value
+    problem = mismatch(got, exp)
     if problem is not None:
+        if args and keywords_work(t, batch, kwargs, exp):
+            t.fail(shown + T("：", ": ") + problem + SEP + HINT_ORDER + context)
         hint = diagnose(got, exp, batch, kwargs) if isinstance(got, dict) else None
-        t.fail(problem + (T(" —— ", " — ") + hint if hint else T("", "")) + context)
+        t.fail(problem + (SEP + hint if hint else T("", "")) + context)
     t.expect_equal(res.args[0] if res.args else None, batch, "batch",
                    hint=T("collate 不能修改传入的样本（dict 和张量都不能改）",
                           "collate must not modify the samples (neither the dicts nor the "
@@ -148,10 +199,10 @@ def example_errors(t):
 
 @case(zh="随机批次，右填充", en="random batches, right padding")
 def random_right(t):
-    for _ in range(6):
+    for i in range(6):
         pad_id = t.random.choice([0, 1, t.random.randrange(1000)])
         batch = make_batch(t, random_lengths(t, t.random.randint(2, 16), 1), pad_id=pad_id)
-        check_collate(t, batch, pad_id=pad_id)
+        check_collate(t, batch, pad_id=pad_id, by_position=i % 2)  # collate(batch, pad_id)
 
 
 @case(zh="随机批次，左填充", en="random batches, left padding")
@@ -176,7 +227,8 @@ def batch_of_one(t):
     for side in ("right", "left"):
         batch = make_batch(t, [t.random.randint(1, 30)])
         check_collate(t, batch, pad_id=0, padding_side=side)
-        check_collate(t, batch, pad_id=3, padding_side=side, pad_to_multiple_of=8)
+        check_collate(t, batch, pad_id=3, padding_side=side, pad_to_multiple_of=8,
+                      by_position=3)
 
 
 @case(zh="包含空序列 (L = 0)", en="empty sequences (L = 0)")
@@ -205,12 +257,13 @@ def multiple_already_aligned(t):
 
 @case(zh="随机倍数取整，两种填充方向", en="random multiples, both sides")
 def random_multiple(t):
-    for _ in range(6):
+    for i in range(6):
         mult = t.random.choice([2, 3, 8, 64])
         side = t.random.choice(["right", "left"])
         pad_id = t.random.randrange(1000)
         batch = make_batch(t, random_lengths(t, t.random.randint(1, 10), 0, 70), pad_id=pad_id)
-        check_collate(t, batch, pad_id=pad_id, pad_to_multiple_of=mult, padding_side=side)
+        check_collate(t, batch, pad_id=pad_id, pad_to_multiple_of=mult, padding_side=side,
+                      by_position=3 * (i % 2))
 
 
 @case(zh="每批填充到本批最长，而非全局最长", en="each batch padded to its own longest")
@@ -232,7 +285,19 @@ def large_token_ids(t):
 def larger_batch(t):
     batch = make_batch(t, random_lengths(t, 128, 0, 300), vocab=32000)
     check_collate(t, batch, pad_id=t.random.randrange(32000), padding_side="left",
-                  pad_to_multiple_of=8)
+                  pad_to_multiple_of=8, by_position=3)
+
+
+@case(zh="按位置传参：collate(batch, pad_id, pad_to_multiple_of, padding_side)",
+      en="positional arguments: collate(batch, pad_id, pad_to_multiple_of, padding_side)")
+def positional_arguments(t):
+    for count in (1, 2, 3):
+        for side in ("right", "left"):
+            pad_id = t.random.randrange(1, 1000)
+            mult = t.random.choice([None, 4, 8]) if count < 3 or side == "right" else 8
+            batch = make_batch(t, random_lengths(t, t.random.randint(2, 8), 0, 30))
+            check_collate(t, batch, pad_id=pad_id, pad_to_multiple_of=mult, padding_side=side,
+                          by_position=count)
 
 
 @case(zh="不修改传入的样本", en="the samples are left unmodified")

@@ -73,7 +73,8 @@ class Setup:
 
 class Trace:
     """What the judge's diagnosis needs: the samples loaded, and per forward pass the batch,
-    the RNG draws that augmented it, the torch RNG state and the parameters it saw."""
+    the RNG draws that augmented it, the torch RNG state, the parameters it saw and whether
+    the model was in training mode."""
 
     def __init__(self):
         self.loaded = []
@@ -177,6 +178,7 @@ def _on_forward(trace, model, module, args):
         "numpy": _digest(*(b for _, _, b in batch)),
         "torch": _digest(torch.get_rng_state().numpy().tobytes()),
         "params": _params_digest(model),
+        "training": model.training,  # dropout on: model.eval() after loading turns it off
     }
     trace.loaded.clear()
 

@@ -68,6 +68,14 @@ HINT_DISK_RESTART = T(
     "many, and the next save adds another. Delete old checkpoints before writing the new one "
     "(or clean up at start-up, keeping the newest one or two), not only after writing it; and "
     "clean up temporary files that a kill left behind")
+HINT_STALE = T(
+    "ckpt_dir 里留着好几个写了一半的临时文件：每次在写检查点时被杀，都会留下一个，"
+    "而之后的进程既不再写这个名字（例如名字里带着进程号），也不删除它。启动时删除残留的临时文件，"
+    "或者始终用同一个临时文件名（下次写入会截断它）",
+    "ckpt_dir holds several half-written temporary files: every kill in the middle of a "
+    "write leaves one, and no later process writes to that name again (a name with the pid "
+    "in it, say) or removes it. Delete leftover temporary files when train starts, or always "
+    "use the same temporary name (the next write truncates it)")
 HINT_UNSEEN = T(
     "用 torch.save（写到路径或已打开的文件）把检查点直接写进 ckpt_dir，至少每 checkpoint_every "
     "步一次：评测通过它观察检查点的写入，在写到一半时杀死进程",
@@ -81,6 +89,17 @@ HINT_OPT = T(
     "恢复优化器的状态：optimizer.load_state_dict(...)（Adam 的步数和动量都属于训练状态）",
     "restore the optimizer: optimizer.load_state_dict(...) (Adam's step counts and moments "
     "are part of the run's state)")
+HINT_EARLY = T(
+    "检查点是在 optimizer.step() 之前保存的：它把这一步算作已经做完，存下的模型、优化器和调度器"
+    "却还是这一步之前的状态。在 optimizer.step() 和 scheduler.step() 之后再保存",
+    "the checkpoint was taken before optimizer.step(): it counts the step as made, but holds "
+    "the model, the optimizer and the scheduler as they were before it. Save after "
+    "optimizer.step() and scheduler.step()")
+HINT_TRAIN = T(
+    "这一步前向时模型处于 eval 模式（dropout 关闭了）：载入检查点之后不要调用 model.eval()，"
+    "或者在训练前调用 model.train()",
+    "the model was in eval mode at this step's forward pass (dropout off): do not call "
+    "model.eval() after loading the checkpoint, or call model.train() before training")
 HINT_NEXT = T(
     "重启后的步数比优化器实际做过的少：检查点里存的那一步已经做完了，"
     "恢复后应从下一步开始",
@@ -348,13 +367,22 @@ class Follow:
                           f"{moment.en}: ckpt_dir held {mb(used)} ({en}), more than "
                           f"{MAX_CHECKPOINTS} checkpoints' worth, {mb(self.exp.limit)} (one "
                           f"checkpoint's worth is {CKPT_SLACK} x the reference's checkpoint, "
-                          f"{mb(self.exp.unit)})") + T(" —— ", " — ") + self.disk_hint())
+                          f"{mb(self.exp.unit)})") + T(" —— ", " — ") + self.disk_hint(files))
 
-    def disk_hint(self) -> T:
-        """A folder that was within the limit until a restart: most likely a kill between
-        writing a new checkpoint and deleting the old one left one too many."""
+    def disk_hint(self, files: list[tuple[str, int]]) -> T:
+        """Several files clearly smaller than the largest one after mid-write kills: the
+        half-written temporary files of killed processes, never removed. Else a folder
+        that was within the limit until a restart: most likely a kill between writing a new
+        checkpoint and deleting the old one left one too many."""
+        largest = files[0][1] if files else 0
+        partial = [name for name, size in files if 0 < size < 0.95 * largest]
+        if len(partial) >= 2 and self.kinds_of_kills() & {"save_mid"}:
+            return HINT_STALE
         restarted = any(run.after is not None for run in self.runs)
         return HINT_DISK_RESTART if restarted else HINT_DISK
+
+    def kinds_of_kills(self) -> set[str]:
+        return {run.after_kind for run in self.runs if run.after_kind is not None}
 
     def on_event(self, run: RunInfo, data) -> tuple[T, str] | None:
         """Check one event; return (how, kind) when the process is to be killed now."""
@@ -399,6 +427,9 @@ class Follow:
         if adam != step:
             if adam == step - 1 and run.after is None:
                 hint = HINT_LOG
+            elif adam == step - 1 and data.get("sched") == step - 1:
+                # restored one step behind, the scheduler too: saved before the step
+                hint = HINT_EARLY
             elif isinstance(adam, int) and adam > step and run.after is not None:
                 hint = HINT_NEXT
             else:
@@ -524,8 +555,9 @@ class Follow:
 
     def diagnose(self, failed: Logged) -> T | None:
         """The likely cause: the first difference in this run, up to the failing step."""
-        checks = [("sched", HINT_SCHED), ("batch", HINT_ORDER), ("numpy", HINT_NUMPY),
-                  ("random", HINT_RANDOM), ("torch", HINT_TORCH), ("params", HINT_PARAMS)]
+        checks = [("training", HINT_TRAIN), ("sched", HINT_SCHED), ("batch", HINT_ORDER),
+                  ("numpy", HINT_NUMPY), ("random", HINT_RANDOM), ("torch", HINT_TORCH),
+                  ("params", HINT_PARAMS)]
         for e in self.runs[failed.run].logs[:failed.nth]:
             want = self.exp.logs[e.step]
             for key, hint in checks:
@@ -691,6 +723,19 @@ def kill_mid_rewrite(t):
     # backup before overwriting it copies the half-written file over the good backup.
     ck = k * shape.every
     run_killed(t, params, [Kill("save_mid", ck), Kill("save_mid", ck)])
+
+
+@case(zh="写检查点时六次被杀死，每次都写到一半", en="six kills, each in the middle of a "
+      "checkpoint write")
+def many_kills_mid_write(t):
+    every = t.random.randint(2, 3)
+    params, shape = random_run(t, every=every, epochs=4)
+    # Most of each file written when the kill comes: a run that leaves such files behind
+    # (names that no later process writes again: its pid, say; the sandbox gives every
+    # runner a random one of 64) is over 3 checkpoints' worth with 4 of them.
+    params["split"] = round(t.random.uniform(0.7, 0.85), 3)
+    picks = sorted(t.random.sample(range(1, shape.total // every + 1), 6))
+    run_killed(t, params, [Kill("save_mid", k * every) for k in picks])
 
 
 @case(zh="重启时训练已经完成", en="the run is already complete at a restart")

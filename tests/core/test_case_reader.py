@@ -8,8 +8,8 @@ from pathlib import Path
 import pytest
 
 from judge.case_reader import declares_cuda, read_cases
-from judge.package import load_problem
 from judge.pack import public_tests_source
+from judge.package import load_problem
 from judge.testing import collect
 
 ROOT = Path(__file__).resolve().parents[2]

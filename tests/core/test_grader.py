@@ -6,6 +6,7 @@ import time
 
 import pytest
 
+from judge.events import Event
 from judge.grader import Options, grade
 from judge.testing import case_seed
 from judge.verdict import Verdict
@@ -14,7 +15,7 @@ GOOD = "def double(x):\n    return x * 2\n"
 
 
 def run(problem, code, launcher, **options):
-    events: list[dict] = []
+    events: list[Event] = []
     report = grade(problem, code, launcher, Options(**options), on_progress=events.append)
     return report, events
 
@@ -26,7 +27,7 @@ def test_reference_like_code_is_accepted(make_problem, launcher):
     assert [t.verdict for t in report.tests] == [Verdict.ACCEPTED] * 3
     assert [t.visibility for t in report.tests] == ["public", "hidden", "hidden"]
     assert report.seed == 5 and report.isolation == "none" and report.torch
-    kinds = [e["event"] for e in events]
+    kinds = [e.kind for e in events]
     assert kinds[0] == "start" and kinds[-1] == "done"
     assert kinds.count("test") == 3 and kinds.count("running") == 3
 
@@ -154,7 +155,7 @@ def test_learners_never_see_hidden_messages_or_output(make_problem, launcher):
     assert hidden["category"] == "random"
     hidden_input = full["tests"][1]["message"]
     assert hidden_input not in str(learner)
-    learner_events = [e["learner"] for e in events if e["event"] == "test"]
+    learner_events = [e.to_json("en", learner=True) for e in events if e.kind == "test"]
     assert hidden_input not in str(learner_events)
 
 

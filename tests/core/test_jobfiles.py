@@ -174,4 +174,4 @@ def test_a_speed_check_gets_fresh_files_per_timed_call(make_problem, launcher):
     problem = make_problem(slug="read-fast", reference=READER, tests=TIMED_TESTS, toml=toml)
     report = grade(problem, READER, launcher, Options(seed=1))
     assert report.verdict is Verdict.ACCEPTED, (report.message.en, report.detail)
-    assert report.throughput and report.throughput[0]["pairs"] >= 3
+    assert report.throughput and report.throughput[0].pairs >= 3

@@ -10,11 +10,10 @@ def report_with_a_cuda_case() -> rep.Report:
     cat = T("类别", "category")
     tests = [rep.TestResult("small", "public", cat, Verdict.ACCEPTED, time_ms=3),
              rep.TestResult("big", "hidden", cat, Verdict.ACCEPTED, time_ms=5),
-             rep.TestResult("on_cuda", "hidden", cat, Verdict.SKIPPED, rep.NEEDS_CUDA)]
-    throughput = [{"name": "epoch_cpu", "device": "cpu", "verdict": "accepted",
-                   "ratio": 1.02, "min_ratio": 0.5},
-                  {"name": "epoch_cuda", "device": "cuda", "verdict": "skipped",
-                   "ratio": None, "min_ratio": 0.5}]
+             rep.TestResult("on_cuda", "hidden", cat, Verdict.SKIPPED, rep.NEEDS_CUDA,
+                            skip=rep.SkipReason.NEEDS_CUDA)]
+    throughput = [rep.ThroughputResult("epoch_cpu", "cpu", Verdict.ACCEPTED, 0.5, 1.02),
+                  rep.ThroughputResult("epoch_cuda", "cuda", Verdict.SKIPPED, 0.5)]
     return rep.Report(Verdict.ACCEPTED, "p", 1, "none", tests=tests, throughput=throughput)
 
 
@@ -65,3 +64,19 @@ def test_after_live_lines_only_failures_and_the_summary_follow():
     assert "big" not in out and "on_cuda" not in out  # already shown live, no message
     assert out.rstrip().endswith("Wrong answer: 1 / 2 cases passed (1 skipped: they need CUDA, "
                                  "which this machine lacks)")
+
+
+def test_a_report_round_trips_its_skip_reasons_and_speed_checks():
+    report = report_with_a_cuda_case()
+    again = rep.Report.from_json(report.to_json("en"))
+    assert [t.skip for t in again.tests] == [None, None, rep.SkipReason.NEEDS_CUDA]
+    assert again.throughput == report.throughput and again.ratio == 1.02
+    assert again.skipped == 1 and again.total == 2
+
+
+def test_a_report_stored_before_skip_reasons_still_counts_its_cuda_cases():
+    stored = report_with_a_cuda_case().to_json("en")
+    for t in stored["tests"]:
+        t.pop("skip", None)
+    again = rep.Report.from_json(stored)
+    assert again.tests[2].skip is rep.SkipReason.NEEDS_CUDA and again.total == 2

@@ -150,18 +150,23 @@ def fake_report(passed: bool = True, *, message: str = "", output: str = "") -> 
     return report.to_json("zh")
 
 
-def progress_events(report: dict) -> list[dict]:
-    """The grader's progress events for a report (what a worker posts)."""
-    tests = report["tests"]
-    events: list[dict] = [{"event": "start", "total": len(tests), "seed": report["seed"],
-                           "tests": [{"name": t["name"], "visibility": t["visibility"]}
-                                     for t in tests]}]
-    for i, t in enumerate(tests):
-        events.append({"event": "running", "index": i, "name": t["name"]})
-        events.append({"event": "test", "index": i, "result": t,
-                       "learner": {k: v for k, v in t.items() if k != "messages"}})
-    events.append({"event": "done", "verdict": report["verdict"]})
+def grader_events(report: dict) -> list:
+    """The grader's progress events for a report (judge.events)."""
+    from judge.events import Done, PlannedTest, Running, Started, TestJudged
+    from judge.report import Report
+
+    judged = Report.from_json(report)
+    events: list = [Started(len(judged.tests), tuple(PlannedTest(t.name, t.visibility)
+                                                     for t in judged.tests), judged.seed)]
+    for i, t in enumerate(judged.tests):
+        events += [Running(t.name, i), TestJudged(i, t)]
+    events.append(Done.of(judged))
     return events
+
+
+def progress_events(report: dict) -> list[dict]:
+    """The grader's progress events for a report, as a worker posts them."""
+    return [e.to_json() for e in grader_events(report)]
 
 
 def judge_next(worker, report: dict | None = None, *, gpu: bool = False) -> int:
@@ -192,14 +197,14 @@ def write_cuda_problem(root: Path) -> None:
 
 def make_admin(client: TestClient, name: str = "root") -> dict:
     """A user with admin rights, logged in on the client's session too; bearer headers."""
-    from web import admin_queries
-    from web.queries import user_by_name
+    from web.data import accounts
+    from web.data.accounts import user_by_name
 
     headers = make_user(client, name)
     with client.app.state.sessionmaker() as db:
         user = user_by_name(db, name)
         assert user is not None
-        admin_queries.set_admin(db, user, True)
+        accounts.set_admin(db, user, True)
         db.commit()
     browser_login(client, name)
     return headers

@@ -127,7 +127,7 @@ def test_a_cuda_case_skipped_on_a_cpu_worker_is_not_counted(client, alice, worke
     from judge.report import NEEDS_CUDA
 
     report["tests"][1].update(verdict="skipped", message=NEEDS_CUDA.en,
-                              messages=NEEDS_CUDA.as_dict())
+                              messages=NEEDS_CUDA.as_dict(), skip="needs_cuda")
     judge_next(worker, report)
     done = read_stream(client, sid, alice, "en")[-1]
     assert (done["verdict"], done["passed"], done["total"]) == ("accepted", 1, 1)

@@ -9,6 +9,7 @@ import time
 import httpx
 import pytest
 
+from judge.events import Running
 from judge.worker import Claimed, LeaseKeeper, Problems, Worker, choose_gpu
 from tests.web.support import GOOD, HIDDEN_MARK, WRONG, fake_report, submit
 
@@ -65,7 +66,7 @@ def test_an_edited_problem_is_judged_at_its_current_version(client, alice, worke
     make_worker(worker, plain, problems_root, grade=_fake_grade).run(until_idle=True)
     done = client.get(f"/api/submissions/{sid}", headers=alice).json()
     assert done["verdict"] == "accepted"
-    assert done["problem_version"] == app.state.bank.get("add-one").version
+    assert done["problem_version"] == app.state.catalog.get("add-one").version
 
 
 def test_a_problem_the_worker_lacks_is_an_internal_error(client, alice, worker, plain,
@@ -121,9 +122,9 @@ def test_the_lease_keeper_renews_and_posts_progress(client, alice, worker, probl
 
 
 def _events(report):
-    from tests.web.support import progress_events
+    from tests.web.support import grader_events
 
-    return progress_events(report)
+    return grader_events(report)
 
 
 def test_a_lost_lease_drops_the_result(client, alice, worker, clock):
@@ -222,7 +223,7 @@ def test_lone_surrogates_in_a_report_and_its_progress_are_posted_cleaned(
     worker.renew = lambda job: renewals.append(job.job_id) or real_renew(job)
 
     def grade(problem, code, launcher, options, on_progress):
-        on_progress({"event": "running", "index": 0, "name": SURROGATE, SURROGATE: 1.5})
+        on_progress(Running(SURROGATE, 0))
         # The lease keeper must still be renewing after that batch. Wait for two renewals
         # rather than a fixed time: a loaded CI machine may take longer than 0.5 s for them.
         deadline = time.monotonic() + 20

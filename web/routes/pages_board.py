@@ -7,19 +7,20 @@ from fastapi.responses import FileResponse, Response
 from starlette.concurrency import run_in_threadpool
 
 from judge.i18n import T
-from web import queries
-from web.deps import BankDep, PageUser, SessionDep, page_lang
-from web.errors import ClientError
-from web.pack import PackError
-from web.pages import render
+from web.data import standings
+from web.deps import CatalogDep, PageUser, SessionDep
+from web.errors import Unavailable
+from web.language import page_lang
+from web.practice_pack import PackError
+from web.templating import render
 
 router = APIRouter(tags=["pages"], include_in_schema=False)
 
 
 @router.get("/leaderboard")
-def leaderboard(request: Request, user: PageUser, db: SessionDep, bank: BankDep) -> Response:
-    board = queries.leaderboard(db)
-    fastest = [(p, queries.fastest(db, p.slug)) for p in bank]
+def leaderboard(request: Request, user: PageUser, db: SessionDep, catalog: CatalogDep) -> Response:
+    board = standings.leaderboard(db)
+    fastest = [(p, standings.fastest(db, p.slug)) for p in catalog]
     return render(request, "leaderboard.html", user, page_lang(request, user), board=board,
                   fastest=fastest)
 
@@ -29,7 +30,7 @@ async def practice_pack(request: Request) -> Response:
     try:
         path = await run_in_threadpool(request.app.state.pack.get)
     except PackError:
-        raise ClientError(503, T("练习包暂时无法生成，已记录错误；请稍后再试",
+        raise Unavailable(T("练习包暂时无法生成，已记录错误；请稍后再试",
                                  "the practice pack cannot be built right now (logged); "
                                  "try again later")) from None
     return FileResponse(path, media_type="application/zip",

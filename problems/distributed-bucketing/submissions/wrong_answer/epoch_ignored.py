@@ -1,0 +1,28 @@
+# Wrong: set_epoch is stored but the generator is seeded with seed only: every epoch
+# repeats the same batches in the same order.
+import torch
+from torch.utils.data import Sampler
+
+
+class DistributedBucketSampler(Sampler):
+    def __init__(self, lengths, batch_size, *, num_replicas, rank, seed=0):
+        if batch_size < 1 or num_replicas < 1 or not 0 <= rank < num_replicas:
+            raise ValueError("bad arguments")
+        self.lengths = torch.as_tensor(lengths, dtype=torch.int64).reshape(-1)
+        self.batch_size, self.num_replicas, self.rank = batch_size, num_replicas, rank
+        self.seed, self.epoch = seed, 0
+
+    def set_epoch(self, epoch):
+        self.epoch = epoch
+
+    def __len__(self):
+        return len(self.lengths) // (self.num_replicas * self.batch_size)
+
+    def __iter__(self):
+        steps, b, r = len(self), self.batch_size, self.num_replicas
+        g = torch.Generator().manual_seed(self.seed)
+        perm = torch.randperm(len(self.lengths), generator=g)[: steps * r * b]
+        noise = torch.rand(len(perm), generator=g, dtype=torch.float64) * 0.2 + 0.9
+        order = perm[torch.argsort(self.lengths[perm] * noise)]
+        grid = order.view(steps, r, b)[torch.randperm(steps, generator=g)]
+        yield from grid[:, self.rank].tolist()

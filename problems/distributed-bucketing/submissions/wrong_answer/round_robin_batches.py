@@ -1,0 +1,29 @@
+# Wrong: bucketed batches of batch_size are shuffled, then dealt to the ranks in turn
+# (rank r takes batches r, r + R, ...): every batch is well padded, but at a step the
+# ranks' batches come from unrelated lengths.
+import torch
+from torch.utils.data import Sampler
+
+
+class DistributedBucketSampler(Sampler):
+    def __init__(self, lengths, batch_size, *, num_replicas, rank, seed=0):
+        if batch_size < 1 or num_replicas < 1 or not 0 <= rank < num_replicas:
+            raise ValueError("bad arguments")
+        self.lengths = torch.as_tensor(lengths, dtype=torch.int64).reshape(-1)
+        self.batch_size, self.num_replicas, self.rank = batch_size, num_replicas, rank
+        self.seed, self.epoch = seed, 0
+
+    def set_epoch(self, epoch):
+        self.epoch = epoch
+
+    def __len__(self):
+        return len(self.lengths) // (self.num_replicas * self.batch_size)
+
+    def __iter__(self):
+        steps, b, r = len(self), self.batch_size, self.num_replicas
+        g = torch.Generator().manual_seed(self.seed * 1_000_003 + self.epoch)
+        perm = torch.randperm(len(self.lengths), generator=g)[: steps * r * b]
+        noise = torch.rand(len(perm), generator=g, dtype=torch.float64) * 0.2 + 0.9
+        batches = perm[torch.argsort(self.lengths[perm] * noise)].view(steps * r, b)
+        batches = batches[torch.randperm(steps * r, generator=g)]
+        yield from batches[self.rank::r].tolist()

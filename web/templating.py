@@ -1,0 +1,98 @@
+"""Rendering server-side pages: the Jinja2 environment and the context every page gets.
+
+Templates autoescape everything; the only ``|safe`` values are the statement (sanitised by
+``web.markdown``) and code highlighted by Pygments (which escapes its input). Text shown
+in both languages is written as ``t("中文", "English")`` beside each other in templates.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+
+from fastapi import Request
+from fastapi.responses import HTMLResponse
+from fastapi.templating import Jinja2Templates
+from jinja2 import pass_context
+
+from judge.i18n import T
+from judge.verdict import LABELS, SHORT, Verdict
+from web.language import request_lang
+from web.markdown import highlight_python
+from web.security import csrf_token
+
+# What the audit log and the version lists show for the names stored in the database.
+ACTIONS = {
+    "add-version": T("添加版本", "add a version"), "validate": T("验证", "validate"),
+    "publish": T("发布", "publish"), "unpublish": T("取消发布", "unpublish"),
+    "rejudge": T("重测", "rejudge"), "create-user": T("创建用户", "create a user"),
+    "promote": T("设为管理员", "make admin"), "demote": T("取消管理员", "revoke admin"),
+    "disable": T("停用账号", "disable the account"),
+    "enable": T("启用账号", "enable the account"),
+}
+ORIGINS = {"upload": T("上传", "upload"), "edit": T("编辑", "edit"),
+           "cli": T("命令行", "command line"), "bundled": T("内置", "bundled")}
+
+HERE = Path(__file__).resolve().parent
+EDITOR_BUNDLE = HERE / "static" / "dist" / "editor.js"
+
+
+def make_templates() -> Jinja2Templates:
+    templates = Jinja2Templates(directory=str(HERE / "templates"))
+    env = templates.env
+    env.filters["python"] = highlight_python
+    env.filters["utc"] = _utc
+    env.filters["ratio"] = lambda r: "—" if r is None else f"{r:.2f}×"
+    env.filters["ms"] = lambda v: "" if v is None else f"{v:.0f} ms"
+    env.globals["verdict_short"] = lambda v: SHORT[Verdict(v)] if v else ""
+    env.filters["action_label"] = _labeller(ACTIONS)
+    env.filters["origin_label"] = _labeller(ORIGINS)
+    return templates
+
+
+def _labeller(labels: dict[str, T]):
+    """A filter showing a stored name (an audit action, a version's origin) in the page's
+    language; an unknown name is shown as it is."""
+
+    @pass_context
+    def label(ctx, name: str) -> str:
+        text = labels.get(name)
+        return text(ctx.get("lang", "zh")) if text else name
+
+    return label
+
+
+def _utc(value: datetime | None) -> str:
+    return value.strftime("%Y-%m-%d %H:%M UTC") if value else ""
+
+
+def verdict_labels(lang: str) -> dict[str, str]:
+    return {str(v): label(lang) for v, label in LABELS.items()}
+
+
+def context(request: Request, user, lang: str, **extra: Any) -> dict[str, Any]:
+    def t(zh: str, en: str) -> str:
+        return en if lang == "en" else zh
+
+    here = request.url.path + (f"?{request.url.query}" if request.url.query else "")
+    return {"request": request, "user": user, "lang": lang, "t": t, "here": here,
+            "csrf": csrf_token(request.session), "labels": verdict_labels(lang),
+            "editor_bundle": EDITOR_BUNDLE.is_file(), **extra}
+
+
+def render(request: Request, name: str, user, lang: str, status: int = 200,
+           headers: dict[str, str] | None = None, **extra: Any) -> HTMLResponse:
+    templates: Jinja2Templates = request.app.state.templates
+    return templates.TemplateResponse(request, name, context(request, user, lang, **extra),
+                                      status_code=status, headers=headers)
+
+
+def render_error(request: Request, status: int, message: T,
+                 headers: dict[str, str] | None = None) -> HTMLResponse:
+    lang = request.cookies.get("lang") if "lang" not in request.query_params else None
+    lang = getattr(request.state, "lang", None) or lang or request_lang(request)
+    lang = lang if lang in ("zh", "en") else "zh"
+    user = getattr(request.state, "user", None)
+    return render(request, "error.html", user, lang, status=status, headers=headers,
+                  status_code=status, message=message(lang))
