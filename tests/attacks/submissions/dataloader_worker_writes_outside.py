@@ -1,5 +1,5 @@
 # expect: wrong_answer|time_limit_exceeded
-# what: DataLoader workers (fork, then spawn) try to write outside the job: /, /usr, the judge's code, host /tmp, the store of job folders
+# what: DataLoader workers (fork, then spawn) try to write outside: /, /usr, the judge, host /tmp
 # within: 60
 import os
 
