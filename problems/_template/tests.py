@@ -10,7 +10,10 @@ Each case gets ``t`` (a judge.testing.Ctx):
   as they were after the call; ``t.sub.scenario(NAME, ...)`` runs a fixture.py scenario;
 - ``t.expect_equal / expect_close / expect_raises / expect / fail``: end the case as
   wrong_answer with a message in both languages that says what was expected, what came
-  back and where; ``t.note(zh, en)`` adds a line to a passing public case.
+  back and where; ``t.note(zh, en)`` adds a line to a passing public case;
+- ``t.explain_errors(fn)``: a hint (``fn(error) -> T | None``) added to the message when the
+  submission raises; ``t.skip(zh, en)``: this machine cannot run the case (its torch lacks
+  a feature), which is then neither a failure nor counted.
 
 An exception the submission raises and the case does not expect makes it runtime_error
 (memory errors: memory_limit_exceeded); a timeout, time_limit_exceeded. A bug in this file
