@@ -40,6 +40,7 @@ from typing import Any
 from sandbox import cgroup, gpu, jobdirs, seccomp
 from sandbox.launch import ExitReason, Job, Limits, MiB, RunnerProcess, Usage, _reap, watch
 from sandbox.layout import Layout, LayoutError
+from sandbox.layout import sweep as layout_sweep
 from sandbox.protocol import Channel
 from sandbox.template import SandboxError, TemplateProcess, WarmRunner, handshake
 
@@ -90,26 +91,29 @@ class BwrapLauncher:
 
     def __init__(self, slot: int = 0, *, warm: bool = True, uid_base: int = UID_BASE) -> None:
         self.slot = slot
-        self.bwrap = shutil.which("bwrap")
-        if self.bwrap is None:
-            raise SandboxUnavailable("bubblewrap is not installed (run scripts/install_sandbox.sh"
-                                     " or apt-get install bubblewrap)")
-        if not seccomp.available():
-            raise SandboxUnavailable("libseccomp is not installed (apt-get install libseccomp2)")
-        if os.geteuid() != 0:
-            # Switching to the slot's uid, mounting job folders and making cgroups need root.
-            raise SandboxUnavailable("the sandbox must be started as root (it runs each "
-                                     "submission as a dedicated unprivileged uid)")
+        self.bwrap = _check_host()
         self.uid = self.gid = uid_base + slot
         self._check_uid()
         self.applied: dict[str, Any] = {"isolation": self.isolation, "uid": self.uid}
+        tag = f"{os.getpid()}-s{slot}-{id(self):x}"  # store and layers: see jobdirs.sweep
+        jobdirs.sweep()
+        layout_sweep()
         try:
-            self.layout = Layout.build(self.uid, self.gid)
+            self.layout = Layout.build(self.uid, self.gid, tag)
         except LayoutError as e:
             raise SandboxUnavailable(str(e)) from None
+        if self.layout.degraded:
+            self._degraded("layout", self.layout.degraded)
+        try:
+            self._setup(tag, warm)
+        except BaseException:
+            self.close()
+            raise
+        log.info("sandbox: %s", json.dumps(self.applied))
+
+    def _setup(self, tag: str, warm: bool) -> None:
         self.job_bpf = seccomp.job_filter()
         self.applied["seccomp"] = f"deny-list, {len(self.job_bpf) // 8} BPF instructions"
-        jobdirs.sweep()
         self.hierarchy, why = cgroup.detect()
         if self.hierarchy is None:
             self._degraded("cgroup", f"no cgroup limits ({why}): memory is limited by "
@@ -118,8 +122,7 @@ class BwrapLauncher:
         else:
             cgroup.sweep(self.hierarchy)
             self.applied["cgroup"] = self.hierarchy.describe()
-        self.jobdirs = jobdirs.JobDirs(f"{os.getpid()}-s{slot}-{id(self):x}", self.uid,
-                                       self.gid)
+        self.jobdirs = jobdirs.JobDirs(tag, self.uid, self.gid)
         self.gpus = gpu.devices()
         self.leases = gpu.GpuLeases(self.gpus)
         self.applied["gpus"] = [g.name or g.node for g in self.gpus]
@@ -133,7 +136,6 @@ class BwrapLauncher:
             self.template = self._start_template()
         self._closed = threading.Event()
         threading.Thread(target=self._collector, daemon=True, name="jobdirs-gc").start()
-        log.info("sandbox: %s", json.dumps(self.applied))
 
     # ------------------------------------------------------------------ setup
     def _degraded(self, key: str, why: str) -> None:
@@ -355,15 +357,34 @@ class BwrapLauncher:
                 log.exception("releasing job folders failed")
 
     def close(self) -> None:
-        """Kill what still runs, stop the template, unmount the job folders."""
-        self._closed.set()
-        for runner in list(self.runners):
+        """Kill what still runs, stop the template, unmount the job folders and layers."""
+        if hasattr(self, "_closed"):
+            self._closed.set()
+        for runner in list(getattr(self, "runners", ())):
             runner.kill(ExitReason.KILLED)
             runner.wait(5)
-        if self.template is not None:
-            self.template.close()
+        template = getattr(self, "template", None)
+        if template is not None:
+            template.close()
             self.template = None
-        self.jobdirs.close()
+        if hasattr(self, "jobdirs"):
+            self.jobdirs.close()
+        self.layout.close()
+
+
+def _check_host() -> str:
+    """bwrap's path, once bubblewrap, libseccomp and root are known to be there."""
+    path = shutil.which("bwrap")
+    if path is None:
+        raise SandboxUnavailable("bubblewrap is not installed (run scripts/install_sandbox.sh"
+                                 " or apt-get install bubblewrap)")
+    if not seccomp.available():
+        raise SandboxUnavailable("libseccomp is not installed (apt-get install libseccomp2)")
+    if os.geteuid() != 0:
+        # Switching to the slot's uid, mounting job folders and making cgroups need root.
+        raise SandboxUnavailable("the sandbox must be started as root (it runs each "
+                                 "submission as a dedicated unprivileged uid)")
+    return path
 
 
 def slot_from_env(default: int = 0) -> int:

@@ -122,6 +122,9 @@ class Template:
         self.inits: dict[int, int] = {}  # init pid -> runner pid, for jobs
         self.pool: list[Zygote] = []
         self.init_argv = [sys.executable, "-I", "-S", "-c", INIT]
+        # Nothing of ours in the init's environment but what the interpreter needs to start
+        # (its libpython, where the layout moved it: see sandbox/layout.py).
+        self.init_env = {k: v for k, v in os.environ.items() if k == "LD_LIBRARY_PATH"}
         self.wake_r, self.wake_w = os.pipe2(os.O_NONBLOCK | os.O_CLOEXEC)
         signal.set_wakeup_fd(self.wake_w)
         signal.signal(signal.SIGCHLD, lambda *_: None)
@@ -171,7 +174,7 @@ class Template:
         linux.unshare(linux.CLONE_NEWPID)
         try:
             # The first process made now is pid 1 of the new namespace, the next pid 2.
-            init = os.posix_spawn(self.init_argv[0], self.init_argv, {}, setsid=True,
+            init = os.posix_spawn(self.init_argv[0], self.init_argv, self.init_env, setsid=True,
                                   file_actions=[(os.POSIX_SPAWN_OPEN, fd, "/dev/null",
                                                  os.O_RDWR, 0) for fd in (0, 1, 2)])
             runner = os.fork()

@@ -10,16 +10,19 @@ uid, ``nosuid,nodev``) and mounts that tmpfs over the folder:
     /run/torch-judge/jobs/<launcher>/<n>      the tmpfs, in the launcher's *store*
     <grader's job folder>                    a bind mount of it, for the grader
 
-The store is a shared mount that the warm template binds read-only at ``/jobs``: a job
-folder mounted in the store after the template started appears there too (mount
-propagation), and each job's init binds its own one at ``/job`` and covers ``/jobs``.
+The store is a small tmpfs of its own (``tj-store``), a shared mount that the warm template
+binds read-only at ``/jobs``: a job folder mounted in the store after the template started
+appears there too (mount propagation), and each job's init binds its own one at ``/job`` and
+covers ``/jobs``. Nothing a job's ``/proc/self/mountinfo`` (or its init's) shows names a host
+folder or the worker: a tmpfs's "root" is ``/`` and every job tmpfs is named ``tj-job``.
 
 At the end of every judging the grader hands each job folder back
 (``BwrapLauncher.release`` → :meth:`JobDirs.release`): its tmpfs is unmounted, which frees
 its memory however deep a tree the job left in it. As a safety net for callers that only
 delete the folder, :meth:`JobDirs.collect` releases a folder once it is empty and no runner
 of it is alive, and :meth:`JobDirs.close` releases them all. A crashed worker's mounts are
-removed by the next one (:func:`sweep`): every tmpfs is named ``tj-job-<worker pid>-<n>``.
+removed by the next one (:func:`sweep`): its store is named after its pid, and the grader's
+folders bound to its job folders share their device.
 """
 
 from __future__ import annotations
@@ -37,7 +40,8 @@ from sandbox import linux
 
 log = logging.getLogger("sandbox.jobdirs")
 STORE_ROOT = Path("/run/torch-judge/jobs")
-SOURCE_PREFIX = "tj-job-"
+SOURCE = "tj-job"  # every job folder's tmpfs
+STORE_SOURCE = "tj-store"
 MAX_SEED_BYTES = 64 * 1024 * 1024
 # POSIX ACL xattr tags (linux/posix_acl_xattr.h)
 ACL_USER_OBJ, ACL_USER, ACL_GROUP_OBJ, ACL_GROUP, ACL_MASK, ACL_OTHER = 1, 2, 4, 8, 16, 32
@@ -89,10 +93,11 @@ class JobDirs:
         for p in (STORE_ROOT.parent, STORE_ROOT):
             os.chmod(p, 0o755)  # the slot uids must reach the store (bwrap binds by path)
         self.store.mkdir(mode=0o755)
-        # A mount point of its own, in a peer group of its own (private first: under a shared
+        # A file system of its own, in a peer group of its own (private first: under a shared
         # / it would join the host's), shared so that later mounts under it propagate into
         # the template's namespace, where it is a slave.
-        linux.mount(str(self.store), str(self.store), None, linux.MS_BIND)
+        linux.mount(STORE_SOURCE, str(self.store), "tmpfs", linux.MS_NOSUID | linux.MS_NODEV,
+                    "size=1m,nr_inodes=65536,mode=0755")
         linux.mount(None, str(self.store), None, linux.MS_PRIVATE)
         linux.mount(None, str(self.store), None, linux.MS_SHARED)
 
@@ -110,8 +115,7 @@ class JobDirs:
             name = str(self.count)
             target = self.store / name
             target.mkdir(mode=0o700)
-            source = f"{SOURCE_PREFIX}{os.getpid()}-{self.store.name}-{name}"
-            linux.mount(source, str(target), "tmpfs", linux.MS_NOSUID | linux.MS_NODEV,
+            linux.mount(SOURCE, str(target), "tmpfs", linux.MS_NOSUID | linux.MS_NODEV,
                         f"size={int(size_mb)}m,nr_inodes=4096,mode=0700,"
                         f"uid={self.uid},gid={self.gid}")
             try:
@@ -204,19 +208,26 @@ class JobDirs:
 
 
 def sweep() -> None:
-    """Unmount the job folders and stores of workers that are no longer running."""
-    stale: list[str] = []
+    """Unmount the job folders and stores of workers that are no longer running: a store
+    is named ``<worker pid>-...``, and the grader's folders bound to its job folders are
+    found by their device."""
+    mounts = []
     with open("/proc/self/mountinfo") as f:
         for line in f:
             left, _, right = line.partition(" - ")
-            target = left.split()[4].replace("\\040", " ")
-            source = right.split()[1] if len(right.split()) > 1 else ""
-            owner = None
-            if source.startswith(SOURCE_PREFIX):
-                owner = source[len(SOURCE_PREFIX):].split("-", 1)[0]
-            elif target.startswith(str(STORE_ROOT) + "/"):
-                owner = Path(target).relative_to(STORE_ROOT).parts[0].split("-", 1)[0]
-            if owner and owner.isdigit() and not linux.pid_alive(int(owner)):
-                stale.append(target)
+            fields, rfields = left.split(), right.split()
+            source = rfields[1] if len(rfields) > 1 else ""
+            mounts.append((fields[2], fields[4].replace("\\040", " "), source))
+    stale: set[str] = set()
+    devices: set[str] = set()
+    for device, target, source in mounts:
+        if target.startswith(str(STORE_ROOT) + "/"):
+            owner = Path(target).relative_to(STORE_ROOT).parts[0].split("-", 1)[0]
+            if owner.isdigit() and not linux.pid_alive(int(owner)):
+                stale.add(target)
+                if source == SOURCE:
+                    devices.add(device)
+    stale |= {target for device, target, source in mounts
+              if source == SOURCE and device in devices}
     for target in sorted(stale, key=len, reverse=True):  # the deepest first
         JobDirs._unmount(Path(target))

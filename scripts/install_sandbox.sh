@@ -10,7 +10,7 @@
 # 2. Creates one unprivileged user and group per worker slot: torchjudge0 .. torchjudge<N-1>
 #    with uid = gid = 61000 + slot, no home, no shell, no other group. Submissions of slot
 #    N run as that uid (never as root). --slots defaults to $TORCH_JUDGE_SLOTS or 8.
-# 3. Creates /run/torch-judge (job folders, read-only views of unreachable paths, GPU
+# 3. Creates /run/torch-judge (job folders, the sandbox root's layers, GPU
 #    locks); the launcher recreates it after a reboot.
 # 4. Checks what the kernel allows: unprivileged user namespaces (bubblewrap needs them),
 #    writable memory and pids cgroups (without them the sandbox runs with rlimits only and

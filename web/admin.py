@@ -1,6 +1,6 @@
 """What admins do to the bank, shared by the admin pages and the admin API: take in a
 version (upload, edit or the CLI), validate, publish, unpublish, rejudge. Each action is
-checked, recorded in the audit log and committed; refusals raise ClientError with nothing
+checked, recorded in the audit log and committed; refusals raise web.errors with nothing
 changed (a package folder stored for a version that is then refused is removed again)."""
 
 from __future__ import annotations
@@ -17,27 +17,15 @@ from sqlalchemy.orm import Session
 
 from judge.i18n import T
 from judge.package import PackageError
+from judge.problem_store import Store, Stored
 from judge.upload import PackageRefused
 from web import admin_queries
-from web.bank import Store, Stored
-from web.errors import ClientError
+from web.errors import BadRequest, Conflict, DomainError, Invalid
 from web.live import Hub
 from web.models import ProblemRecord, ProblemVersion, User
 from web.problems import ProblemBank
 
 log = logging.getLogger("web.admin")
-
-# What the audit log and the version lists show for the names stored in the database.
-ACTIONS = {
-    "add-version": T("添加版本", "add a version"), "validate": T("验证", "validate"),
-    "publish": T("发布", "publish"), "unpublish": T("取消发布", "unpublish"),
-    "rejudge": T("重测", "rejudge"), "create-user": T("创建用户", "create a user"),
-    "promote": T("设为管理员", "make admin"), "demote": T("取消管理员", "revoke admin"),
-    "disable": T("停用账号", "disable the account"),
-    "enable": T("启用账号", "enable the account"),
-}
-ORIGINS = {"upload": T("上传", "upload"), "edit": T("编辑", "edit"),
-           "cli": T("命令行", "command line"), "bundled": T("内置", "bundled")}
 
 EDITABLE_TEXT = ("statement.zh.md", "statement.en.md", "tests.py")
 LIMIT_FIELDS = {"case_wall_s": float, "cpu_s": float, "memory_mb": int, "output_kb": int}
@@ -51,9 +39,9 @@ def reason(e: PackageError) -> T:
     return T(f"（原因只有英文说明）{e}", str(e))
 
 
-def refused(e: PackageError) -> ClientError:
+def refused(e: PackageError) -> DomainError:
     text = reason(e)
-    return ClientError(400, T(f"题目包被拒绝：{text.zh}", f"package refused: {text.en}"))
+    return BadRequest(T(f"题目包被拒绝：{text.zh}", f"package refused: {text.en}"))
 
 
 def add_version(db: Session, store: Store, hub: Hub | None, user: User | None,
@@ -62,9 +50,9 @@ def add_version(db: Session, store: Store, hub: Hub | None, user: User | None,
                 validate: bool = True) -> tuple[ProblemVersion, bool]:
     """Store a package (a zip, the files of an edit, or a folder), record the version and
     queue its validation (unless ``validate`` is False: the CLI's ``--check`` validates
-    it here). Returns the version and whether it is new. ClientError saying why when the
-    package is refused; then nothing is recorded and a folder this call stored is
-    removed again."""
+    it here). Returns the version and whether it is new. BadRequest (or Conflict) saying
+    why when the package is refused; then nothing is recorded and a folder this call
+    stored is removed again."""
     stored: Stored | None = None
     try:
         stored = store.put(zip_data=zip_data, files=files, folder=folder)
@@ -85,7 +73,7 @@ def add_version(db: Session, store: Store, hub: Hub | None, user: User | None,
         if user is not None:
             db.refresh(user)  # the error page shows who is logged in, after the session
         if isinstance(e, IntegrityError):  # the same upload raced
-            raise ClientError(409, T("同样的版本正在被另一个请求添加，请刷新后再看",
+            raise Conflict(T("同样的版本正在被另一个请求添加，请刷新后再看",
                                      "the same version is being added by another request; "
                                      "reload and look again")) from None
         raise refused(e) from None
@@ -104,7 +92,7 @@ def _discard_unused(db: Session, store: Store, content_hash: str) -> None:
 def validate_again(db: Session, store: Store, hub: Hub, user: User, version: ProblemVersion,
                    now: datetime) -> None:
     if version.status in ("uploaded", "validating"):
-        raise ClientError(409, T("这个版本正在验证", "this version is being validated"))
+        raise Conflict(T("这个版本正在验证", "this version is being validated"))
     admin_queries.queue_validation(db, version, store.load(version.content_hash), now)
     admin_queries.audit(db, user, "validate", version.problem.slug, now,
                         version=version.content_hash)
@@ -131,7 +119,7 @@ def publish(db: Session, bank: ProblemBank | None, user: User | None,
         admin_queries.publish(db, version)
     except PackageError as e:  # refused before anything changed
         text = reason(e)
-        raise ClientError(409, T(f"不能发布：{text.zh}", f"cannot publish: {text.en}")
+        raise Conflict(T(f"不能发布：{text.zh}", f"cannot publish: {text.en}")
                           ) from None
     admin_queries.audit(db, user, "publish", version.problem.slug, now,
                         version=version.content_hash)
@@ -160,7 +148,7 @@ def change_user(db: Session, actor: User | None, target: User, action: str,
     if action not in USER_ACTIONS:
         raise ValueError(f"unknown action {action!r}")
     if actor is not None and target.id == actor.id and action in ("demote", "disable"):
-        raise ClientError(409, T("不能降级或停用自己的账号", "you cannot demote or disable "
+        raise Conflict(T("不能降级或停用自己的账号", "you cannot demote or disable "
                                  "your own account"))
     if action in ("promote", "demote"):
         admin_queries.set_admin(db, target, action == "promote")
@@ -174,7 +162,7 @@ def parse_ids(text: str) -> list[int]:
     """Submission ids typed by an admin: numbers separated by spaces or commas."""
     parts = [p for p in re.split(r"[\s,]+", text.strip()) if p]
     if not all(p.isdigit() for p in parts):
-        raise ClientError(422, T("提交编号要用数字，以空格或逗号分隔",
+        raise Invalid(T("提交编号要用数字，以空格或逗号分隔",
                                  "submission ids are numbers separated by spaces or commas"))
     return [int(p) for p in parts]
 
@@ -185,7 +173,7 @@ def rejudge(db: Session, store: Store, hub: Hub, user: User, record: ProblemReco
     below live submissions."""
     version = admin_queries.published_version(db, record)
     if version is None:
-        raise ClientError(409, T("这道题没有发布的版本，不能重测",
+        raise Conflict(T("这道题没有发布的版本，不能重测",
                                  "the problem has no published version to rejudge with"))
     needs, prefers = admin_queries.gpu_needs(store.load(version.content_hash))
     chosen = admin_queries.rejudge(db, record.slug, version.content_hash, now, ids,

@@ -14,8 +14,8 @@ from sqlalchemy.orm import Session
 from judge.events import Event, FileChecked, FilesPlanned
 from judge.i18n import T
 from judge.package import PackageError, Problem, package_hash
+from judge.problem_store import Store, Stored
 from judge.upload import PackageRefused
-from web.bank import Store, Stored, bundled_packages
 from web.models import (
     ApiToken,
     AuditEntry,
@@ -188,6 +188,14 @@ def published(db: Session, store: Store) -> list[Problem]:
         except PackageError as e:
             log.error("published version %s cannot be loaded: %s", content_hash[:12], e)
     return sorted(problems, key=lambda p: p.number)
+
+
+def bundled_packages(folder: Path | None) -> list[Path]:
+    """The package folders of a problems folder (``_template`` and dot-folders skipped)."""
+    if folder is None or not Path(folder).is_dir():
+        return []
+    return [p for p in sorted(Path(folder).iterdir())
+            if p.is_dir() and not p.name.startswith(("_", "."))]
 
 
 def seed(db: Session, store: Store, folder: Path | None, now: datetime) -> bool:

@@ -19,7 +19,7 @@ from sqlalchemy.orm import Session
 
 from judge.i18n import T
 from web import queries
-from web.errors import ClientError, LoginRequired, request_lang
+from web.errors import Forbidden, LoginRequired, Unauthorized
 from web.live import Hub
 from web.models import User
 from web.problems import ProblemBank
@@ -58,7 +58,6 @@ HubDep = Annotated[Hub, Depends(get_hub)]
 Now = Annotated[datetime, Depends(get_now)]
 
 oauth2 = OAuth2PasswordBearer(tokenUrl="/api/token", auto_error=False)
-BEARER = {"WWW-Authenticate": "Bearer"}
 MISSING_TOKEN = T("缺少登录令牌：先 POST /api/token 取得 access_token，再以 "
                   "Authorization: Bearer <token> 发送",
                   "missing token: POST /api/token for an access_token and send it as "
@@ -68,8 +67,8 @@ MISSING_TOKEN = T("缺少登录令牌：先 POST /api/token 取得 access_token�
 def _from_token(request: Request, db: Session, now: datetime, token: str) -> User:
     user = queries.user_for_token(db, token_hash(token), now)
     if user is None:
-        raise ClientError(401, T("登录令牌无效或已过期，请重新获取",
-                                 "invalid or expired token; get a new one"), BEARER)
+        raise Unauthorized(T("登录令牌无效或已过期，请重新获取",
+                                 "invalid or expired token; get a new one"))
     request.state.lang = user.lang
     return user
 
@@ -91,7 +90,7 @@ def _from_session(request: Request, db: Session) -> User | None:
 def token_user(request: Request, db: SessionDep, now: Now,
                token: Annotated[str | None, Depends(oauth2)]) -> User:
     if not token:
-        raise ClientError(401, MISSING_TOKEN, BEARER)
+        raise Unauthorized(MISSING_TOKEN)
     return _from_token(request, db, now, token)
 
 
@@ -114,10 +113,10 @@ def api_user(request: Request, db: SessionDep, now: Now,
         return _from_token(request, db, now, token)
     user = _from_session(request, db)
     if user is None:
-        raise ClientError(401, MISSING_TOKEN, BEARER)
+        raise Unauthorized(MISSING_TOKEN)
     if (request.method not in SAFE_METHODS
             and not csrf_ok(request.session, request.headers.get(CSRF_HEADER))):
-        raise ClientError(403, API_CSRF)
+        raise Forbidden(API_CSRF)
     return user
 
 
@@ -150,14 +149,14 @@ NOT_ADMIN = T("这里只对管理员开放", "this is for admins only")
 def admin_page(request: Request, user: Annotated[User, Depends(logged_in)]) -> User:
     """An admin's page: anonymous visitors go to the login page, other users get 403."""
     if not user.is_admin:
-        raise ClientError(403, NOT_ADMIN)
+        raise Forbidden(NOT_ADMIN)
     return user
 
 
 def admin_api(user: Annotated[User, Depends(api_user)]) -> User:
     """The admin API (bearer token or session): 401 without one, 403 for non-admins."""
     if not user.is_admin:
-        raise ClientError(403, NOT_ADMIN)
+        raise Forbidden(NOT_ADMIN)
     return user
 
 
@@ -165,13 +164,12 @@ def worker_auth(settings: SettingsDep,
                 token: Annotated[str | None, Depends(oauth2)]) -> None:
     expected = settings.worker_token or ""
     if not (token and expected and secrets.compare_digest(token, expected)):
-        raise ClientError(401, T("缺少或错误的评测机令牌", "missing or wrong worker token"),
-                          BEARER)
+        raise Unauthorized(T("缺少或错误的评测机令牌", "missing or wrong worker token"))
 
 
 def check_csrf(request: Request, csrf_token: Annotated[str, Form()] = "") -> None:
     if not csrf_ok(request.session, csrf_token):
-        raise ClientError(403, T("表单已过期或来源不明（CSRF 校验失败），请刷新页面后重试",
+        raise Forbidden(T("表单已过期或来源不明（CSRF 校验失败），请刷新页面后重试",
                                  "the form expired or came from elsewhere (CSRF check "
                                  "failed); reload the page and try again"))
 
@@ -185,15 +183,3 @@ AdminPageUser = Annotated[User, Depends(admin_page)]
 AdminApiUser = Annotated[User, Depends(admin_api)]
 WorkerAuth = Depends(worker_auth)
 CsrfChecked = Depends(check_csrf)
-
-
-def page_lang(request: Request, user: User | None) -> str:
-    """A logged-in user's saved choice, else the lang cookie, else Chinese."""
-    if user is not None and user.lang in ("zh", "en"):
-        return user.lang
-    cookie = request.cookies.get("lang")
-    return cookie if cookie in ("zh", "en") else "zh"
-
-
-def api_lang(request: Request) -> str:
-    return request_lang(request)

@@ -20,7 +20,7 @@ from python_multipart.exceptions import MultipartParseError
 from python_multipart.multipart import MultipartParser, parse_options_header
 
 from judge.i18n import T
-from web.errors import ClientError
+from web.errors import BadRequest
 
 NOT_UTF8 = T("表单里的文字不是合法的 UTF-8 编码，什么都没有保存；请在浏览器里重新提交",
              "the form's text is not valid UTF-8; nothing was stored. Submit it again from "
@@ -98,7 +98,7 @@ class Utf8FormRoute(APIRoute):
             else:
                 ok = True
             if not ok:
-                raise ClientError(400, NOT_UTF8)
+                raise BadRequest(NOT_UTF8)
             return await handler(request)
 
         return checked

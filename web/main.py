@@ -17,11 +17,10 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from judge.i18n import T
 from judge.package import problems_dir
-from web import admin_queries, db, errors, queries
-from web.bank import Store
+from judge.problem_store import Store
+from web import admin_queries, db, error_handlers, queries
 from web.live import Hub
 from web.pack import PackBuilder
-from web.pages import HERE, make_templates
 from web.problems import ProblemBank
 from web.routes import (
     admin_api,
@@ -37,6 +36,7 @@ from web.routes import (
     worker_api,
 )
 from web.settings import Settings
+from web.templating import HERE, make_templates
 
 log = logging.getLogger("web")
 
@@ -95,7 +95,7 @@ def create_app(settings: Settings | None = None, *, bank: ProblemBank | None = N
     app.add_middleware(SessionMiddleware, secret_key=settings.secret_key or "",
                        session_cookie="judge_session", max_age=settings.session_days * 86400,
                        same_site="lax", https_only=settings.cookie_secure)
-    errors.install(app)
+    error_handlers.install(app)
     app.mount("/static", StaticFiles(directory=HERE / "static"), name="static")
     for module in (api_users, api_problems, api_submissions, admin_api, worker_api,
                    pages_auth, pages_problems, pages_submissions, pages_board, admin_pages,
@@ -210,7 +210,7 @@ class BodyLimit:
 
         message = T(f"请求太大：最多 {limit // 1024} KiB", f"request too large: at most "
                     f"{limit // 1024} KiB")
-        response = errors.respond(Request(scope, receive), 413, message)
+        response = error_handlers.respond(Request(scope, receive), 413, message)
         await response(scope, receive, send)
 
 

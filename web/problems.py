@@ -104,7 +104,7 @@ class ProblemView:
 class ProblemBank:
     """The problems learners see. ``ProblemBank(folder)`` reads a folder of packages;
     ``ProblemBank(source=...)`` asks a function for them (the app's: the published
-    versions of the database-backed bank, see web/bank.py)."""
+    versions of the database-backed bank, see judge/problem_store.py)."""
 
     def __init__(self, root: Path | None = None, *,
                  source: Callable[[], list[Problem]] | None = None) -> None:

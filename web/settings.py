@@ -32,7 +32,7 @@ class Settings(BaseSettings):
 
     @property
     def bank_dir(self) -> Path:
-        """Every stored problem version, by content hash (see web/bank.py)."""
+        """Every stored problem version, by content hash (see judge/problem_store.py)."""
         return self.data_dir / "bank"
 
     @property

@@ -1,6 +1,6 @@
 """Accepting a submission (the API and the problem page share this): check the code, the
 problem and the user's limits, then store it with its job and wake the workers. Anything
-refused raises ClientError with nothing stored."""
+refused raises a web.errors error with nothing stored."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ from sqlalchemy.orm import Session
 
 from judge.i18n import T
 from web import queries
-from web.errors import ClientError
+from web.errors import BadRequest, NotFound, RateLimited, TooLarge, Unavailable
 from web.live import Hub
 from web.models import Submission, User
 from web.problems import ProblemBank
@@ -21,28 +21,28 @@ def check_code(code: str, max_bytes: int) -> None:
     try:
         size = len(code.encode("utf-8"))
     except UnicodeEncodeError:
-        raise ClientError(400, T("代码不是合法的 UTF-8 文本", "the code is not valid UTF-8 text")
+        raise BadRequest(T("代码不是合法的 UTF-8 文本", "the code is not valid UTF-8 text")
                           ) from None
     if size > max_bytes:
-        raise ClientError(413, T(f"代码太长：{size} 字节，最多 {max_bytes} 字节",
+        raise TooLarge(T(f"代码太长：{size} 字节，最多 {max_bytes} 字节",
                                  f"the code is too long: {size} bytes, at most {max_bytes}"))
     if "\x00" in code:
-        raise ClientError(400, T("代码里有 NUL 字符（\\x00），Python 源文件不能包含它",
+        raise BadRequest(T("代码里有 NUL 字符（\\x00），Python 源文件不能包含它",
                                  "the code contains a NUL character (\\x00), which Python "
                                  "source cannot hold"))
     if not code.strip():
-        raise ClientError(400, T("代码是空的", "the code is empty"))
+        raise BadRequest(T("代码是空的", "the code is empty"))
 
 
 def submit(db: Session, settings: Settings, bank: ProblemBank, hub: Hub, user: User,
            problem_ident: str, code: str, now: datetime) -> Submission:
     problem = bank.get(problem_ident)
     if problem is None:
-        raise ClientError(404, T(f"没有这道题：{problem_ident!r}",
+        raise NotFound(T(f"没有这道题：{problem_ident!r}",
                                  f"no such problem: {problem_ident!r}"))
     check_code(code, settings.max_code_bytes)
     if problem.needs_gpu and not queries.gpu_worker_alive(db, now):
-        raise ClientError(503, T("这道题要在 GPU 上评测，现在没有可用的 GPU 评测机，请稍后再试",
+        raise Unavailable(T("这道题要在 GPU 上评测，现在没有可用的 GPU 评测机，请稍后再试",
                                  "this problem is judged on a GPU and no GPU worker is "
                                  "available now; please try again later"))
     try:
@@ -52,13 +52,12 @@ def submit(db: Session, settings: Settings, bank: ProblemBank, hub: Hub, user: U
                                      prefers_gpu=problem.prefers_gpu)
     except queries.Limited as e:
         if e.reason == "in_flight":
-            raise ClientError(429, T("你还有一个提交在排队或评测中，等它出结果再提交",
+            raise RateLimited(T("你还有一个提交在排队或评测中，等它出结果再提交",
                                      "you already have a submission queued or being judged; "
                                      "wait for its result before submitting again")) from None
         n = settings.submissions_per_minute
-        raise ClientError(429, T(f"提交太频繁：每分钟最多 {n} 次，请 {e.retry_after} 秒后再试",
+        raise RateLimited(T(f"提交太频繁：每分钟最多 {n} 次，请 {e.retry_after} 秒后再试",
                                  f"too many submissions: at most {n} a minute; try again "
-                                 f"in {e.retry_after} s"),
-                          {"Retry-After": str(e.retry_after)}) from None
+                                 f"in {e.retry_after} s"), retry_after=e.retry_after) from None
     hub.notify("queue")
     return sub

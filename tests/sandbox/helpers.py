@@ -147,6 +147,6 @@ def leftovers(launcher, before: set[int], grace_s: float = 3.0) -> set[int]:
 
 
 def job_mounts() -> list[str]:
-    """Mount points of job-folder tmpfs (``tj-job-*``) in this mount namespace."""
+    """Mount points of job-folder tmpfs (named ``tj-job``) in this mount namespace."""
     with open("/proc/self/mountinfo") as f:
-        return [line.split()[4] for line in f if " tj-job-" in line]
+        return [line.split()[4] for line in f if " - tmpfs tj-job " in line]

@@ -49,8 +49,11 @@ def test_environment_is_cleared(any_launcher, tmp_path, monkeypatch):
                         "LOGNAME", "TMPDIR", "PWD", "PYTHONPATH", "PYTHONNOUSERSITE",
                         "PYTHONDONTWRITEBYTECODE", "PYTHONHASHSEED", "PYTHONUNBUFFERED",
                         # set by torch._dynamo's import (warm: preloaded by the template)
-                        "TORCHINDUCTOR_CACHE_DIR"}
+                        "TORCHINDUCTOR_CACHE_DIR",
+                        # the interpreter's libpython where the layout moved it
+                        "LD_LIBRARY_PATH"}
     assert env.get("TORCHINDUCTOR_CACHE_DIR", "/tmp/").startswith("/tmp/")
+    assert env.get("LD_LIBRARY_PATH", "/opt/python/lib") == "/opt/python/lib"
     assert cwd == "/job"
     assert hostname == "sandbox"
 

@@ -43,8 +43,8 @@ def test_a_changed_bundled_problem_is_published_unless_an_admin_took_it_over(
 
 def test_identical_content_is_stored_once(tmp_path, app):
     store = app.state.store
-    a = store.add_folder(write_problem(tmp_path / "a"))
-    b = store.add_folder(write_problem(tmp_path / "b"))
+    a = store.put(folder=write_problem(tmp_path / "a")).problem
+    b = store.put(folder=write_problem(tmp_path / "b")).problem
     assert a.content_hash == b.content_hash and a.dir == b.dir
     assert [p.name for p in store.root.iterdir() if p.name.startswith(".")] == []
 

@@ -115,3 +115,19 @@ def test_pages_forbid_foreign_scripts(client):
     csp = client.get("/").headers["content-security-policy"]
     assert "script-src 'self'" in csp and "frame-ancestors 'none'" in csp
     assert client.get("/api/problems").headers["x-content-type-options"] == "nosniff"
+
+
+def test_every_domain_error_has_an_http_status_and_services_know_no_http():
+    """Services raise web.errors' domain errors; one handler maps each kind to a status."""
+    from web import errors
+    from web.error_handlers import STATUS, headers_of, status_of
+
+    kinds = [k for k in vars(errors).values()
+             if isinstance(k, type) and issubclass(k, errors.DomainError)
+             and k is not errors.DomainError]
+    assert kinds and all(k in STATUS for k in kinds)
+    assert status_of(errors.NotFound(errors.T("无", "none"))) == 404
+    assert headers_of(errors.Unauthorized(errors.T("", ""))) == {"WWW-Authenticate": "Bearer"}
+    assert headers_of(errors.RateLimited(errors.T("", ""), retry_after=7)) == {"Retry-After": "7"}
+    errors_source = (WEB / "errors.py").read_text()
+    assert "fastapi" not in errors_source and "starlette" not in errors_source

@@ -78,20 +78,20 @@ def test_statements_are_sanitised(client):
 
 
 def test_editor_fallback_when_the_bundle_is_missing(client, monkeypatch, tmp_path):
-    import web.pages
+    import web.templating
 
-    monkeypatch.setattr(web.pages, "EDITOR_BUNDLE", tmp_path / "missing.js")
+    monkeypatch.setattr(web.templating, "EDITOR_BUNDLE", tmp_path / "missing.js")
     html = client.get("/problems/add-one").text
     assert 'id="editor-missing"' in html and "scripts/build_frontend.sh" in html
     assert "/static/dist/editor.js" not in html
 
 
 def test_editor_bundle_is_loaded_when_built(client, monkeypatch, tmp_path):
-    import web.pages
+    import web.templating
 
     bundle = tmp_path / "editor.js"
     bundle.write_text("")
-    monkeypatch.setattr(web.pages, "EDITOR_BUNDLE", bundle)
+    monkeypatch.setattr(web.templating, "EDITOR_BUNDLE", bundle)
     html = client.get("/problems/add-one").text
     assert '<script src="/static/dist/editor.js" defer></script>' in html
     assert 'id="editor-missing"' not in html

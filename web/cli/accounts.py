@@ -12,7 +12,7 @@ import sys
 from judge.cli_base import UsageError
 from web import admin, admin_queries, db, queries
 from web.cli.datadir import open_data
-from web.errors import ClientError
+from web.errors import DomainError
 from web.routes.accounts import check_new_account
 from web.security import hash_password
 
@@ -31,7 +31,7 @@ def cmd_create_user(args: argparse.Namespace) -> int:
     password = _read_password(args)
     try:
         check_new_account(args.username, password)
-    except ClientError as e:
+    except DomainError as e:
         raise UsageError(e.message.en) from None
     with data.sessions() as session:
         now = db.utcnow()

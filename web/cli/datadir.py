@@ -10,8 +10,8 @@ from pathlib import Path
 from sqlalchemy.orm import Session, sessionmaker
 
 from judge.package import problems_dir
+from judge.problem_store import Store
 from web import admin_queries, db
-from web.bank import Store
 from web.settings import Settings
 
 

@@ -21,7 +21,7 @@ from judge.cli_base import UsageError, cuda_available, make_launcher
 from judge.render import paint
 from web import admin, admin_queries, db
 from web.cli.datadir import open_data
-from web.errors import ClientError
+from web.errors import DomainError
 from web.models import ProblemVersion
 
 
@@ -54,7 +54,7 @@ def cmd_add(args: argparse.Namespace) -> int:
             version, created = admin.add_version(
                 session, data.store, None, None, db.utcnow(), origin="cli", note=source.name,
                 validate=not args.check, **package)
-        except ClientError as e:
+        except DomainError as e:
             raise UsageError(e.message.en) from None
         vid, status, slug = version.id, version.status, version.problem.slug
         content_hash = version.content_hash
@@ -123,7 +123,7 @@ def _publish(args: argparse.Namespace, slug: str, content_hash: str | None) -> i
         version = _version(session, slug, content_hash)
         try:
             admin.publish(session, None, None, version, db.utcnow())
-        except ClientError as e:
+        except DomainError as e:
             raise UsageError(e.message.en) from None
         print(f"{slug}: published {version.content_hash[:12]} (a running server shows it "
               f"within 10 s)")

@@ -5,17 +5,17 @@ from __future__ import annotations
 import re
 
 from judge.i18n import T
-from web.errors import ClientError
+from web.errors import Invalid
 
 USERNAME = re.compile(r"^[\w.-]{2,32}$")
 
 
 def check_new_account(username: str, password: str) -> None:
     if not USERNAME.match(username):
-        raise ClientError(422, T("用户名要 2 到 32 个字符，只能用字母、数字、汉字、_ . -",
+        raise Invalid(T("用户名要 2 到 32 个字符，只能用字母、数字、汉字、_ . -",
                                  "a username has 2 to 32 characters: letters, digits, _ . -"))
     if not 8 <= len(password) <= 256:
-        raise ClientError(422, T("密码要 8 到 256 个字符", "a password has 8 to 256 characters"))
+        raise Invalid(T("密码要 8 到 256 个字符", "a password has 8 to 256 characters"))
 
 
 TAKEN = T("这个用户名已经有人用了", "that username is taken")

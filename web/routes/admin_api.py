@@ -15,7 +15,7 @@ from judge.i18n import T
 from judge.upload import LIMITS
 from web import admin, admin_queries
 from web.deps import BankDep, HubDep, Now, SessionDep, admin_api
-from web.errors import ClientError
+from web.errors import NotFound, TooLarge
 from web.live import follow_version
 from web.models import ProblemRecord, ProblemVersion, User
 
@@ -26,21 +26,21 @@ router = APIRouter(prefix="/api/admin", tags=["admin"], dependencies=[Depends(ad
 def version_or_404(db, vid: int) -> ProblemVersion:
     version = admin_queries.get_version(db, vid)
     if version is None:
-        raise ClientError(404, T("没有这个题目版本", "no such problem version"))
+        raise NotFound(T("没有这个题目版本", "no such problem version"))
     return version
 
 
 def problem_or_404(db, slug: str) -> ProblemRecord:
     record = admin_queries.problem_record(db, slug)
     if record is None:
-        raise ClientError(404, T(f"题库里没有 {slug}", f"no problem {slug} in the bank"))
+        raise NotFound(T(f"题库里没有 {slug}", f"no problem {slug} in the bank"))
     return record
 
 
 async def read_upload(file: UploadFile) -> bytes:
     data = await file.read(LIMITS.archive_bytes + 1)
     if len(data) > LIMITS.archive_bytes:
-        raise ClientError(413, T(f"压缩包太大：最多 {LIMITS.archive_bytes // 2**20} MiB",
+        raise TooLarge(T(f"压缩包太大：最多 {LIMITS.archive_bytes // 2**20} MiB",
                                  f"the archive is too large: at most "
                                  f"{LIMITS.archive_bytes // 2**20} MiB"))
     return data

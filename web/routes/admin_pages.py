@@ -14,13 +14,15 @@ from starlette.concurrency import run_in_threadpool
 from judge.i18n import T
 from judge.package import PackageError
 from web import admin, admin_queries
-from web.deps import AdminPageUser, BankDep, CsrfChecked, HubDep, Now, SessionDep, page_lang
-from web.errors import ClientError
+from web.deps import AdminPageUser, BankDep, CsrfChecked, HubDep, Now, SessionDep
+from web.error_handlers import status_of
+from web.errors import DomainError
 from web.forms import Utf8FormRoute
+from web.language import page_lang
 from web.models import ProblemVersion
-from web.pages import render
 from web.problems import ProblemView
 from web.routes.admin_api import problem_or_404, read_upload, version_or_404
+from web.templating import render
 
 router = APIRouter(prefix="/admin", tags=["admin pages"], include_in_schema=False,
                    route_class=Utf8FormRoute)
@@ -68,9 +70,9 @@ async def upload(request: Request, user: AdminPageUser, db: SessionDep, hub: Hub
         version, _ = await run_in_threadpool(
             admin.add_version, db, request.app.state.store, hub, user, now, origin="upload",
             note=file.filename or "upload.zip", zip_data=data)
-    except ClientError as e:  # back to the form with the reason, nothing stored
+    except DomainError as e:  # back to the form with the reason, nothing stored
         return problems_page(request, user, db, error=e.message(page_lang(request, user)),
-                             status=e.status)
+                             status=status_of(e))
     return RedirectResponse(f"/admin/versions/{version.id}", status_code=303)
 
 
@@ -186,6 +188,6 @@ async def edit(vid: int, request: Request, user: AdminPageUser, db: SessionDep, 
         new, _ = await run_in_threadpool(
             admin.add_version, db, store, hub, user, now, origin="edit",
             note=f"edit of {version.content_hash[:12]}", files=files)
-    except ClientError as e:
-        return edit_page(request, user, version, files, status=e.status, error=e.message(lang))
+    except DomainError as e:
+        return edit_page(request, user, version, files, status=status_of(e), error=e.message(lang))
     return RedirectResponse(f"/admin/versions/{new.id}", status_code=303)

@@ -11,11 +11,12 @@ from fastapi.responses import RedirectResponse, Response
 
 from judge.i18n import T
 from web import admin, admin_queries
-from web.deps import AdminPageUser, CsrfChecked, Now, SessionDep, page_lang
-from web.errors import ClientError
+from web.deps import AdminPageUser, CsrfChecked, Now, SessionDep
+from web.errors import NotFound
 from web.forms import Utf8FormRoute
+from web.language import page_lang
 from web.models import User
-from web.pages import render
+from web.templating import render
 
 router = APIRouter(prefix="/admin", tags=["admin pages"], include_in_schema=False,
                    route_class=Utf8FormRoute)
@@ -33,7 +34,7 @@ def change(uid: int, user: AdminPageUser, db: SessionDep, now: Now,
            ) -> Response:
     target = db.get(User, uid)
     if target is None:
-        raise ClientError(404, T("没有这个用户", "no such user"))
+        raise NotFound(T("没有这个用户", "no such user"))
     admin.change_user(db, user, target, action, now)
     return RedirectResponse("/admin/users", status_code=303)
 

@@ -11,8 +11,9 @@ from fastapi import APIRouter, Request
 
 from judge.i18n import T
 from web import queries
-from web.deps import BankDep, Reader, SessionDep, api_lang
-from web.errors import ClientError
+from web.deps import BankDep, Reader, SessionDep
+from web.errors import NotFound
+from web.language import request_lang
 from web.problems import ProblemView
 
 router = APIRouter(prefix="/api/problems", tags=["problems"])
@@ -33,7 +34,7 @@ def summary(p: ProblemView, lang: str, stats: tuple[int, int]) -> dict[str, Any]
 def list_problems(request: Request, bank: BankDep, db: SessionDep,
                   reader: Reader) -> list[dict[str, Any]]:
     """Every problem: number, title, difficulty, tags and acceptance rate."""
-    lang = api_lang(request)
+    lang = request_lang(request)
     stats = queries.problem_stats(db)
     return [summary(p, lang, stats.get(p.slug, (0, 0))) for p in bank]
 
@@ -44,8 +45,8 @@ def get_problem(slug: str, request: Request, bank: BankDep, db: SessionDep,
     """One problem: statements (zh and en, Markdown), starter, limits and public examples."""
     p = bank.get(slug)
     if p is None:
-        raise ClientError(404, T(f"没有这道题：{slug!r}", f"no such problem: {slug!r}"))
-    lang = api_lang(request)
+        raise NotFound(T(f"没有这道题：{slug!r}", f"no such problem: {slug!r}"))
+    lang = request_lang(request)
     data = summary(p, lang, queries.problem_stats(db).get(p.slug, (0, 0)))
     data.update({
         "version": p.version, "names": list(p.meta.names),

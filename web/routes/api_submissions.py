@@ -11,8 +11,9 @@ from sqlalchemy.orm import Session
 
 from judge.i18n import T
 from web import queries, submitting
-from web.deps import ApiUser, BankDep, HubDep, Now, SessionDep, SettingsDep, TokenUser, api_lang
-from web.errors import ClientError
+from web.deps import ApiUser, BankDep, HubDep, Now, SessionDep, SettingsDep, TokenUser
+from web.errors import NotFound
+from web.language import request_lang
 from web.live import stream_factory
 from web.models import Submission, User
 from web.views import submission_view
@@ -37,7 +38,7 @@ def readable(db: Session, sid: int, user: User) -> Submission:
     """The submission if this user may read it: its owner or an admin."""
     sub = queries.get_submission(db, sid)
     if sub is None or not (sub.user_id == user.id or user.is_admin):
-        raise ClientError(404, NOT_FOUND)
+        raise NotFound(NOT_FOUND)
     return sub
 
 
@@ -62,7 +63,7 @@ def create(body: NewSubmission, user: TokenUser, db: SessionDep, settings: Setti
 @router.get("/{sid}")
 def read(sid: int, request: Request, user: ApiUser, db: SessionDep) -> dict[str, Any]:
     """A submission (owner or admin): status, verdict and tests; hidden tests redacted."""
-    return view(db, readable(db, sid, user), user, api_lang(request))
+    return view(db, readable(db, sid, user), user, request_lang(request))
 
 
 @router.get("/{sid}/events", response_class=StreamingResponse,
@@ -71,6 +72,6 @@ def read(sid: int, request: Request, user: ApiUser, db: SessionDep) -> dict[str,
 def events(sid: int, request: Request, user: ApiUser, db: SessionDep) -> StreamingResponse:
     """Progress as server-sent events: queued, start, running, test, throughput, done."""
     readable(db, sid, user)
-    stream = stream_factory(request)(sid, api_lang(request))
+    stream = stream_factory(request)(sid, request_lang(request))
     return StreamingResponse(stream.run(request), media_type="text/event-stream",
                              headers={"Cache-Control": "no-cache", "X-Accel-Buffering": "no"})

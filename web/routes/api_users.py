@@ -10,7 +10,7 @@ from pydantic import BaseModel, Field
 
 from web import queries
 from web.deps import Now, SessionDep, SettingsDep
-from web.errors import ClientError
+from web.errors import Conflict, Forbidden, Unauthorized
 from web.routes.accounts import BAD_LOGIN, CLOSED, DISABLED, TAKEN, check_new_account
 from web.security import hash_password, new_token, token_hash, verify_password
 
@@ -36,12 +36,12 @@ class TokenOut(BaseModel):
 def create_user(body: NewUser, db: SessionDep, settings: SettingsDep, now: Now) -> UserOut:
     """Create an account (username 2-32 letters, digits, _ . -; password 8-256 characters)."""
     if not settings.registration_open:
-        raise ClientError(403, CLOSED)
+        raise Forbidden(CLOSED)
     username = body.username.strip()
     check_new_account(username, body.password)
     user = queries.create_user(db, username, hash_password(body.password), now)
     if user is None:
-        raise ClientError(409, TAKEN)
+        raise Conflict(TAKEN)
     return UserOut(id=user.id, username=user.username)
 
 
@@ -51,9 +51,9 @@ def login(form: Annotated[OAuth2PasswordRequestForm, Depends()], db: SessionDep,
     """Exchange form fields username and password for a bearer token."""
     user = queries.user_by_name(db, form.username.strip())
     if not verify_password(user.password_hash if user else None, form.password) or not user:
-        raise ClientError(401, BAD_LOGIN, {"WWW-Authenticate": "Bearer"})
+        raise Unauthorized(BAD_LOGIN)
     if user.disabled:
-        raise ClientError(403, DISABLED)
+        raise Forbidden(DISABLED)
     token = new_token()
     queries.create_token(db, user, token_hash(token), now, settings.token_days)
     return TokenOut(access_token=token)

@@ -11,13 +11,14 @@ from fastapi.responses import RedirectResponse, Response
 
 from judge.i18n import T
 from web import queries
-from web.deps import CsrfChecked, Now, PageUser, SessionDep, SettingsDep, page_lang
-from web.errors import ClientError
+from web.deps import CsrfChecked, Now, PageUser, SessionDep, SettingsDep
+from web.errors import DomainError
 from web.forms import Utf8FormRoute
+from web.language import page_lang
 from web.models import User
-from web.pages import render
 from web.routes.accounts import BAD_LOGIN, CLOSED, DISABLED, TAKEN, check_new_account
 from web.security import hash_password, verify_password
+from web.templating import render
 
 router = APIRouter(tags=["pages"], include_in_schema=False, route_class=Utf8FormRoute)
 
@@ -78,7 +79,7 @@ def register(request: Request, db: SessionDep, settings: SettingsDep, now: Now,
         return again(CLOSED, 403)
     try:
         check_new_account(username, password)
-    except ClientError as e:
+    except DomainError as e:
         return again(e.message, 422)
     if password != password2:
         return again(T("两次输入的密码不一样", "the two passwords differ"), 422)

@@ -8,10 +8,11 @@ from starlette.concurrency import run_in_threadpool
 
 from judge.i18n import T
 from web import queries
-from web.deps import BankDep, PageUser, SessionDep, page_lang
-from web.errors import ClientError
+from web.deps import BankDep, PageUser, SessionDep
+from web.errors import Unavailable
+from web.language import page_lang
 from web.pack import PackError
-from web.pages import render
+from web.templating import render
 
 router = APIRouter(tags=["pages"], include_in_schema=False)
 
@@ -29,7 +30,7 @@ async def practice_pack(request: Request) -> Response:
     try:
         path = await run_in_threadpool(request.app.state.pack.get)
     except PackError:
-        raise ClientError(503, T("练习包暂时无法生成，已记录错误；请稍后再试",
+        raise Unavailable(T("练习包暂时无法生成，已记录错误；请稍后再试",
                                  "the practice pack cannot be built right now (logged); "
                                  "try again later")) from None
     return FileResponse(path, media_type="application/zip",

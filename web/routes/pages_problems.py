@@ -19,12 +19,13 @@ from web.deps import (
     PageUser,
     SessionDep,
     SettingsDep,
-    page_lang,
 )
-from web.errors import ClientError
+from web.error_handlers import headers_of, status_of
+from web.errors import DomainError, NotFound
 from web.forms import Utf8FormRoute
-from web.pages import render
+from web.language import page_lang
 from web.problems import ProblemView
+from web.templating import render
 
 router = APIRouter(tags=["pages"], include_in_schema=False, route_class=Utf8FormRoute)
 
@@ -32,7 +33,7 @@ router = APIRouter(tags=["pages"], include_in_schema=False, route_class=Utf8Form
 def problem_or_404(bank, slug: str) -> ProblemView:
     p = bank.get(slug)
     if p is None:
-        raise ClientError(404, T(f"没有这道题：{slug}", f"no such problem: {slug}"))
+        raise NotFound(T(f"没有这道题：{slug}", f"no such problem: {slug}"))
     return p
 
 
@@ -67,8 +68,8 @@ def submit(slug: str, request: Request, user: LoggedIn, db: SessionDep, bank: Ba
     p = problem_or_404(bank, slug)
     try:
         sub = submitting.submit(db, settings, bank, hub, user, p.slug, code, now)
-    except ClientError as e:
+    except DomainError as e:
         # Back to the problem with the message and the code as sent, nothing stored.
-        return problem_page(request, user, db, p, code=code, status=e.status,
-                            error=e.message(page_lang(request, user)), headers=e.headers)
+        return problem_page(request, user, db, p, code=code, status=status_of(e),
+                            error=e.message(page_lang(request, user)), headers=headers_of(e))
     return RedirectResponse(f"/submissions/{sub.id}", status_code=303)

