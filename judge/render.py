@@ -48,6 +48,8 @@ def summary(report: Report, lang: str) -> str:
     if skipped:
         text += T(f"（{skipped} 个未运行：需要本机没有的 CUDA）",
                   f" ({skipped} skipped: they need CUDA, which this machine lacks)")(lang)
+    if report.cpu_only:
+        text += T("；结果只代表 CPU 用例", "; the verdict covers the CPU cases only")(lang)
     return paint(text, color)
 
 
