@@ -10,12 +10,14 @@ what came back and where (``what`` names the value, such as ``attention_mask``):
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from typing import Any
 
 import torch
 
 from judge.i18n import T
-from sandbox.protocol import DTYPES, Unencodable
+from sandbox.dtypes import DTYPES
+from sandbox.protocol import Unencodable
 
 MAX_SHOWN = 8
 CARRIED = ", ".join(DTYPES)
@@ -185,13 +187,39 @@ def keys_equal(got: Any, expected: dict, *, what: str) -> T | None:
 def value_equal(got: Any, expected: Any, *, what: str) -> T | None:
     """Deep equality over dicts, lists, tuples, scalars and tensors, with the path of the
     first difference. Lists and tuples are not interchangeable; ints and floats are."""
-    if isinstance(expected, torch.Tensor):
-        return tensor_equal(got, expected, what=what)
+    return _deep(got, expected, what, _leaf_equal)
+
+
+def value_close(got: Any, expected: Any, *, what: str, rtol: float = 1e-5,
+                atol: float = 1e-8, per_tensor_scale: bool = False) -> T | None:
+    """Deep comparison like :func:`value_equal`, but floating tensors and floats need only
+    be within ``atol + rtol * |expected|`` (an optimizer's ``state_dict()``, a list of
+    per-step records). Integer and bool tensors, ints, strings and None must be equal.
+    With ``per_tensor_scale``, a tensor's ``atol`` grows by ``rtol`` times its largest
+    finite element: an element near zero is judged against the scale of its tensor (Adam's
+    moments hold elements many orders apart)."""
+
+    def leaf(g: Any, e: Any, w: str) -> T | None:
+        if isinstance(e, torch.Tensor) and (e.dtype.is_floating_point or e.dtype.is_complex):
+            finite = e[e.isfinite()] if per_tensor_scale else None
+            scale = float(finite.abs().max()) if finite is not None and finite.numel() else 0.0
+            return tensor_close(g, e, what=w, rtol=rtol, atol=atol + rtol * scale)
+        if isinstance(e, float):
+            return float_close(g, e, what=w, rtol=rtol, atol=atol)
+        return _leaf_equal(g, e, w)
+
+    return _deep(got, expected, what, leaf)
+
+
+Leaf = Callable[[Any, Any, str], "T | None"]
+
+
+def _deep(got: Any, expected: Any, what: str, leaf: Leaf) -> T | None:
     if isinstance(expected, dict):
         if (m := keys_equal(got, expected, what=what)) is not None:
             return m
         for k, v in expected.items():
-            if (m := value_equal(got[k], v, what=f"{what}[{k!r}]")) is not None:
+            if (m := _deep(got[k], v, f"{what}[{k!r}]", leaf)) is not None:
                 return m
         return None
     if isinstance(expected, list | tuple):
@@ -202,9 +230,15 @@ def value_equal(got: Any, expected: Any, *, what: str) -> T | None:
             return T(f"{what}：期望长度 {len(expected)}，得到 {len(got)}",
                      f"{what}: expected length {len(expected)}, got {len(got)}")
         for i, (g, e) in enumerate(zip(got, expected, strict=True)):
-            if (m := value_equal(g, e, what=f"{what}[{i}]")) is not None:
+            if (m := _deep(g, e, f"{what}[{i}]", leaf)) is not None:
                 return m
         return None
+    return leaf(got, expected, what)
+
+
+def _leaf_equal(got: Any, expected: Any, what: str) -> T | None:
+    if isinstance(expected, torch.Tensor):
+        return tensor_equal(got, expected, what=what)
     if isinstance(expected, bool) or expected is None or isinstance(expected, str):
         ok = type(got) is type(expected) and got == expected
     elif isinstance(expected, int | float):

@@ -219,6 +219,11 @@ class Run:
     def kill(self) -> None:
         self.session.kill()
 
+    def memory_in_use(self) -> int | None:
+        """What this process and every process it started hold now, measured from outside
+        (see :meth:`Ctx.memory_in_use`); None where the launcher cannot tell."""
+        return self.session.memory_bytes()
+
     def path_inside(self, host_path: Path) -> str:
         self.session.ready()
         assert self.session.process is not None

@@ -95,3 +95,31 @@ def test_tensors_the_judge_cannot_carry_say_which_dtype_or_layout():
     assert compare.describe_type(Unencodable("int", "<an int of 5001 digits>", "too large")) \
         == "int"
     assert compare.describe_type(Unencodable("numpy.ndarray", "array([])")) == "numpy.ndarray"
+
+
+def test_value_close_walks_an_optimizer_state_with_tolerance():
+    exp = {"state": {0: {"step": torch.tensor(3.0), "exp_avg": torch.tensor([1.0, 1e-6])}},
+           "lr": [0.1, 0.01], "nesterov": False}
+    near = {"state": {0: {"step": torch.tensor(3.0),
+                          "exp_avg": torch.tensor([1.0 + 1e-9, 1e-6])}},
+            "lr": [0.1 + 1e-12, 0.01], "nesterov": False}
+    assert compare.value_close(near, exp, what="s", rtol=1e-6) is None
+    far = {**near, "lr": [0.2, 0.01]}
+    assert compare.value_close(far, exp, what="s", rtol=1e-6).en == \
+        "s['lr'][0]: expected 0.1, got 0.2"
+    flag = {**near, "nesterov": True}
+    assert "s['nesterov']: expected False, got True" in compare.value_close(
+        flag, exp, what="s").en
+    missing = {"state": {}, "lr": [0.1, 0.01], "nesterov": False}
+    assert "missing keys [0]" in compare.value_close(missing, exp, what="s").en
+
+
+def test_value_close_per_tensor_scale_judges_small_elements_against_their_tensor():
+    exp = {"exp_avg_sq": torch.tensor([1.0, 1e-9], dtype=torch.float64)}
+    got = {"exp_avg_sq": torch.tensor([1.0, 1.2e-9], dtype=torch.float64)}
+    assert compare.value_close(got, exp, what="m", rtol=1e-6, atol=0.0) is not None
+    assert compare.value_close(got, exp, what="m", rtol=1e-6, atol=0.0,
+                               per_tensor_scale=True) is None
+    worse = {"exp_avg_sq": torch.tensor([1.0, 1e-5], dtype=torch.float64)}
+    assert compare.value_close(worse, exp, what="m", rtol=1e-6, atol=0.0,
+                               per_tensor_scale=True) is not None

@@ -1,0 +1,25 @@
+"""Bug: clip_grad_norm_ after optimizer.step(): the step used the unclipped gradients."""
+import math
+
+import torch
+
+
+def train_step(model, batch, optimizer, loss_fn, *, max_grad_norm=None, scheduler=None):
+    x, y = batch
+    model.train()
+    optimizer.zero_grad(set_to_none=True)
+    loss = loss_fn(model(x), y)
+    loss.backward()
+    if not math.isfinite(loss.item()):
+        optimizer.zero_grad(set_to_none=True)
+        norm = None
+        if max_grad_norm is not None:
+            norm = math.nan
+        return loss.item(), norm
+    optimizer.step()
+    norm = None
+    if max_grad_norm is not None:
+        norm = torch.nn.utils.clip_grad_norm_(model.parameters(), max_grad_norm).item()
+    if scheduler is not None:
+        scheduler.step()
+    return loss.item(), norm

@@ -1,0 +1,25 @@
+"""Bug: a second forward pass (for a log of the training accuracy) runs the model twice per
+step: twice the compute, a second dropout draw, BatchNorm statistics updated twice."""
+import math
+
+import torch
+
+
+def train_step(model, batch, optimizer, loss_fn, *, max_grad_norm=None, scheduler=None):
+    x, y = batch
+    model.train()
+    optimizer.zero_grad(set_to_none=True)
+    loss = loss_fn(model(x), y)
+    loss.backward()
+    with torch.no_grad():
+        model(x)  # "just to log something"
+    norm = None
+    if max_grad_norm is not None:
+        norm = torch.nn.utils.clip_grad_norm_(model.parameters(), max_grad_norm).item()
+    if not math.isfinite(loss.item()) or (norm is not None and not math.isfinite(norm)):
+        optimizer.zero_grad(set_to_none=True)
+        return loss.item(), norm
+    optimizer.step()
+    if scheduler is not None:
+        scheduler.step()
+    return loss.item(), norm

@@ -1,0 +1,23 @@
+"""Bug: checks the loss only, even with max_grad_norm: a finite loss whose gradient
+overflows steps with NaN gradients (clip_grad_norm_ multiplies them by max / inf)."""
+import math
+
+import torch
+
+
+def train_step(model, batch, optimizer, loss_fn, *, max_grad_norm=None, scheduler=None):
+    x, y = batch
+    model.train()
+    optimizer.zero_grad(set_to_none=True)
+    loss = loss_fn(model(x), y)
+    loss.backward()
+    norm = None
+    if max_grad_norm is not None:
+        norm = torch.nn.utils.clip_grad_norm_(model.parameters(), max_grad_norm).item()
+    if not math.isfinite(loss.item()):
+        optimizer.zero_grad(set_to_none=True)
+        return loss.item(), norm
+    optimizer.step()
+    if scheduler is not None:
+        scheduler.step()
+    return loss.item(), norm

@@ -1,0 +1,21 @@
+"""Bug: no zero_grad at all: the caller's gradients and every earlier step's pile up."""
+import math
+
+import torch
+
+
+def train_step(model, batch, optimizer, loss_fn, *, max_grad_norm=None, scheduler=None):
+    x, y = batch
+    model.train()
+    loss = loss_fn(model(x), y)
+    loss.backward()
+    norm = None
+    if max_grad_norm is not None:
+        norm = torch.nn.utils.clip_grad_norm_(model.parameters(), max_grad_norm).item()
+    if not math.isfinite(loss.item()) or (norm is not None and not math.isfinite(norm)):
+        optimizer.zero_grad(set_to_none=True)
+        return loss.item(), norm
+    optimizer.step()
+    if scheduler is not None:
+        scheduler.step()
+    return loss.item(), norm

@@ -1,0 +1,23 @@
+"""Bug: zero_grad(set_to_none=False) fills zeros: a parameter the batch does not reach has
+a zero gradient instead of None, and AdamW's momentum and weight decay still move it."""
+import math
+
+import torch
+
+
+def train_step(model, batch, optimizer, loss_fn, *, max_grad_norm=None, scheduler=None):
+    x, y = batch
+    model.train()
+    optimizer.zero_grad(set_to_none=False)
+    loss = loss_fn(model(x), y)
+    loss.backward()
+    norm = None
+    if max_grad_norm is not None:
+        norm = torch.nn.utils.clip_grad_norm_(model.parameters(), max_grad_norm).item()
+    if not math.isfinite(loss.item()) or (norm is not None and not math.isfinite(norm)):
+        optimizer.zero_grad(set_to_none=True)
+        return loss.item(), norm
+    optimizer.step()
+    if scheduler is not None:
+        scheduler.step()
+    return loss.item(), norm

@@ -1,0 +1,21 @@
+"""Bug: progress not clamped at 1 (as in the common get_cosine_schedule_with_warmup with
+its default num_cycles): after T the cosine climbs back up."""
+import math
+
+import torch
+
+
+def make_scheduler(optimizer, warmup_steps, total_steps, min_lr_ratio=0.0):
+    if warmup_steps < 0 or total_steps < 1 or warmup_steps > total_steps:
+        raise ValueError("bad warmup_steps / total_steps")
+    if not 0.0 <= min_lr_ratio <= 1.0:
+        raise ValueError("bad min_lr_ratio")
+    W, T, m = warmup_steps, total_steps, min_lr_ratio
+
+    def factor(s):
+        if s < W:
+            return s / W
+        p = (s - W) / max(1, T - W)
+        return m + (1 - m) * 0.5 * (1 + math.cos(math.pi * p))
+
+    return torch.optim.lr_scheduler.LambdaLR(optimizer, factor)
