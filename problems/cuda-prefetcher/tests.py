@@ -259,9 +259,9 @@ def check_iterate(t, batches, device, *, loader="list", device_kind="str", passe
                          f"{k + 1 + worst} 个批次 —— 预取器只提前读一个批次（最多三个），"
                          f"不能先把整个 loader 读进内存：真实的数据集放不进内存，GPU 显存更放不下",
                          f"pass {p + 1}: when batch {k} came out, the "
-                         f"loader had handed out {k + 1 + worst} batches — a prefetcher reads one "
-                         f"batch ahead (three at most), never the whole loader: a real dataset does "
-                         f"not fit in memory, let alone on the GPU") + at)
+                         f"loader had handed out {k + 1 + worst} batches — a prefetcher reads "
+                         f"one batch ahead (three at most), never the whole loader: a real "
+                         f"dataset does not fit in memory, let alone on the GPU") + at)
 
 
 def check_pass(t, got, batches, device, p, at):
