@@ -2,8 +2,7 @@
 
     python bench/latency.py [-n 20] [--cold] [--slot 0] [PROBLEM ...]
 
-For each core problem present in ``problems/`` (padding-collate, length-bucketing,
-grad-accumulation, resumable-training; the absent ones are listed as such), judge the
+For each problem in ``problems/`` (or the ones named), in number order, judge the
 problem's reference N times through one launcher created up front, the way a worker
 judges: correctness cases only (throughput checks off), a fresh secret seed each time.
 
@@ -47,8 +46,6 @@ from judge.grader import Options, grade  # noqa: E402
 from judge.package import Problem, load_all  # noqa: E402
 from judge.session import Budget, CallResult, SubmissionError  # noqa: E402
 from judge.testing import Ctx, case_seed  # noqa: E402
-
-CORE = ("padding-collate", "length-bucketing", "grad-accumulation", "resumable-training")
 
 
 class NotBare(Exception):
@@ -182,14 +179,14 @@ def measure(problem: Problem, launcher: Any, runs: int) -> dict[str, Any]:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("problems", nargs="*", help="slugs (default: the core problems)")
+    parser.add_argument("problems", nargs="*", help="slugs (default: every bundled problem)")
     parser.add_argument("-n", "--runs", type=int, default=20)
     parser.add_argument("--cold", action="store_true", help="no warm template")
     parser.add_argument("--slot", type=int, default=0)
     args = parser.parse_args(argv)
     logging.basicConfig(level=logging.WARNING, format="%(levelname)s %(name)s: %(message)s")
     available = {p.slug: p for p in load_all()}
-    wanted = args.problems or list(CORE)
+    wanted = args.problems or list(available)
 
     import torch
 
