@@ -2,9 +2,9 @@
 
     python bench/latency.py [-n 20] [--cold] [--slot 0] [PROBLEM ...]
 
-For each problem in ``problems/`` (or the ones named), in number order, judge the
-problem's reference N times through one launcher created up front, the way a worker
-judges: correctness cases only (throughput checks off), a fresh secret seed each time.
+For each problem in ``problems/`` (or the slugs given), judge the problem's reference N
+times through one launcher created up front, the way a worker judges: correctness cases
+only (throughput checks off), a fresh secret seed each time.
 
 Figures, per problem:
 
@@ -179,14 +179,15 @@ def measure(problem: Problem, launcher: Any, runs: int) -> dict[str, Any]:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("problems", nargs="*", help="slugs (default: every bundled problem)")
+    parser.add_argument("problems", nargs="*", help="slugs (default: every problem)")
     parser.add_argument("-n", "--runs", type=int, default=20)
     parser.add_argument("--cold", action="store_true", help="no warm template")
     parser.add_argument("--slot", type=int, default=0)
     args = parser.parse_args(argv)
     logging.basicConfig(level=logging.WARNING, format="%(levelname)s %(name)s: %(message)s")
     available = {p.slug: p for p in load_all()}
-    wanted = args.problems or list(available)
+    wanted = args.problems or [p.slug for p in sorted(available.values(),
+                                                      key=lambda p: p.meta.number)]
 
     import torch
 

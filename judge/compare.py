@@ -16,7 +16,8 @@ from typing import Any
 import torch
 
 from judge.i18n import T
-from sandbox.protocol import DTYPES, Unencodable
+from sandbox.dtypes import DTYPES
+from sandbox.protocol import Unencodable
 
 MAX_SHOWN = 8
 CARRIED = ", ".join(DTYPES)

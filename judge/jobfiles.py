@@ -131,9 +131,12 @@ def _unlink(folder: Path, name: str) -> None:
 
 def _full_message(e: OSError) -> T:
     if e.errno in (errno.ENOSPC, errno.EDQUOT):
-        return T("评测程序无法把测试数据写进你的作业目录：目录已满（你的代码在里面写了太多东西？）",
+        return T("评测程序无法把测试数据写进你的作业目录：目录已满。你的代码在里面写了太多东西，"
+                 "或者还开着评测程序已经删除的数据文件（打开的文件要关闭：删除的文件在关闭之前仍然占着空间）",
                  "the judge could not write its data file into your job folder: the folder "
-                 "is full (did your code fill it?)")
+                 "is full. Did your code write too much there, or does it keep the judge's "
+                 "earlier data files open (a removed file takes its space until it is "
+                 "closed: close the files you open)?")
     return T(f"评测程序无法把测试数据写进你的作业目录（{os.strerror(e.errno or 0)}）：目录被删除或"
              f"替换了吗？", f"the judge could not write its data file into your job folder "
              f"({os.strerror(e.errno or 0)}): was the folder removed or replaced?")

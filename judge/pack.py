@@ -28,7 +28,8 @@ CORE_MODULES = [
     "judge/session.py",
     "judge/grader.py", "judge/report.py", "judge/render.py", "judge/capabilities.py",
     "judge/expected.py", "judge/throughput.py", "judge/jobfiles.py", "judge/training.py",
-    "sandbox/__init__.py", "sandbox/protocol.py", "sandbox/runner.py", "sandbox/launch.py",
+    "sandbox/__init__.py", "sandbox/protocol.py", "sandbox/dtypes.py", "sandbox/channel.py",
+    "sandbox/runner.py", "sandbox/launch.py",
     "practice/__init__.py", "practice/judge.py", "practice/remote.py", "practice/README.md",
 ]
 PUBLIC_FILES = ["problem.toml", "statement.zh.md", "statement.en.md", "starter.py",

@@ -38,10 +38,10 @@ from pathlib import Path
 from typing import Any
 
 from sandbox import cgroup, gpu, jobdirs, seccomp
+from sandbox.channel import Channel
 from sandbox.launch import ExitReason, Job, Limits, MiB, RunnerProcess, Usage, _reap, watch
 from sandbox.layout import Layout, LayoutError
 from sandbox.layout import sweep as layout_sweep
-from sandbox.protocol import Channel
 from sandbox.template import SandboxError, TemplateProcess, WarmRunner, handshake
 
 log = logging.getLogger("sandbox.bwrap")

@@ -22,8 +22,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from sandbox import linux
+from sandbox.channel import Channel
 from sandbox.launch import Job, RunnerProcess
-from sandbox.protocol import Channel
 
 BASE_NAME = "torch-judge"
 

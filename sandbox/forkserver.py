@@ -14,8 +14,9 @@ the fork is not on the critical path)::
       ├─ init    pid 1 of the job's pid namespace: a tiny Python loop (``zygote.INIT``),
       │          exec'd without capabilities or descriptors; it only reaps orphans.
       │          Killing it kills the job.
-      └─ runner  pid 2, forked from this process (torch already imported), waits for a
-                 job, then confines itself and serves it: see ``zygote.py``.
+      └─ runner  pid 2 to 65 (a random number of pids is used up first, see PID_SPREAD),
+                 forked from this process (torch already imported), waits for a job,
+                 then confines itself and serves it: see ``zygote.py``.
 
 On a ``start`` request (with the job's channel, output and status descriptors) the template
 hands them to a zygote, sends the host both pidfds ("P": the runner's, to put it in its
@@ -37,6 +38,7 @@ import gc
 import importlib
 import json
 import os
+import random
 import re
 import select
 import signal
@@ -53,6 +55,13 @@ JOB_NAME = re.compile(r"^[A-Za-z0-9_.-]{1,100}$")
 MAX_REQUEST = 65536
 POOL = 2  # zygotes ready ahead: a grading job starts two runners at once
 REFILL_AFTER_S = 0.05
+# A fresh process on a real machine has a pid of its own; every runner being pid 2 of its
+# namespace would hide bugs that rely on it (a temporary file named after the pid, left by a
+# killed run, is never overwritten by the next process). A zygote uses up a random number
+# of pids below this first: each a posix_spawn of a missing program, ~0.1-0.5 ms (vfork: no
+# page tables copied; glibc reaps the child), off the critical path like the fork itself.
+PID_SPREAD = 64
+NO_PROGRAM = "/nonexistent/pid-spacer"
 def preload() -> dict[str, Any]:
     """Import what every job needs, so that forks start with it. No computation."""
     import torch
@@ -177,6 +186,11 @@ class Template:
             init = os.posix_spawn(self.init_argv[0], self.init_argv, self.init_env, setsid=True,
                                   file_actions=[(os.POSIX_SPAWN_OPEN, fd, "/dev/null",
                                                  os.O_RDWR, 0) for fd in (0, 1, 2)])
+            for _ in range(random.randrange(PID_SPREAD)):
+                try:  # the child exists (a pid is taken), fails to exec and is reaped
+                    os.posix_spawn(NO_PROGRAM, [NO_PROGRAM], {})
+                except OSError:
+                    pass
             runner = os.fork()
             if runner == 0:
                 try:

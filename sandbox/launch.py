@@ -27,7 +27,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Protocol
 
-from sandbox.protocol import Channel
+from sandbox.channel import Channel
 
 ROOT = Path(__file__).resolve().parent.parent
 MiB = 1024 * 1024

@@ -22,8 +22,9 @@ Every size is capped and every frame is validated before anything is built from 
 malformed frame raises :class:`ProtocolError` and nothing else (a fuzz test holds it to
 that). Every decoded string is valid Unicode: lone surrogates (which JSON's ``\\ud800``
 escapes can make, and which no UTF-8 encoder accepts downstream) become U+FFFD.
-This module needs only the standard library and torch: the runner imports it inside the
-sandbox.
+The dtypes it carries are :mod:`sandbox.dtypes`'s; :class:`sandbox.channel.Channel` sends
+and receives frames over a socket. This module needs only the standard library and torch:
+the runner imports it inside the sandbox.
 """
 
 from __future__ import annotations
@@ -33,13 +34,13 @@ import enum
 import json
 import math
 import re
-import socket
 import struct
-import time
 from dataclasses import dataclass, field
 from typing import Any
 
 import torch
+
+from sandbox.dtypes import DTYPE_NAMES, DTYPES, tensor_repr, type_name, unsupported
 
 MAGIC = b"TJF1"
 HEADER = struct.Struct(">4sIQ")
@@ -54,23 +55,6 @@ MAX_REPR = 300
 MAX_INT_DIGITS = 4000  # below Python's default int/str conversion limit (4300)
 MAX_DIM = 1 << 48  # a size no real tensor has; keeps shape arithmetic far from overflow
 _LONE_SURROGATE = re.compile("[\ud800-\udfff]")
-
-DTYPES: dict[str, torch.dtype] = {
-    "bool": torch.bool,
-    "uint8": torch.uint8,
-    "int8": torch.int8,
-    "int16": torch.int16,
-    "int32": torch.int32,
-    "int64": torch.int64,
-    "float16": torch.float16,
-    "bfloat16": torch.bfloat16,
-    "float32": torch.float32,
-    "float64": torch.float64,
-    "complex64": torch.complex64,
-    "complex128": torch.complex128,
-}
-DTYPE_NAMES = {v: k for k, v in DTYPES.items()}
-
 
 class Kind(enum.StrEnum):
     """Message kinds. Grader to runner: HELLO, CALL, STAGE, RUN, REPLY, BYE.
@@ -172,7 +156,7 @@ class _Encoder:
             except Exception:  # a hostile __repr__ must not break the runner
                 text = "<repr failed>"
         try:
-            name = _type_name(v)
+            name = type_name(v)
         except Exception:
             name = "<unknown type>"
         tagged = {"type": name[:MAX_REPR], "repr": str(text)[:MAX_REPR]}
@@ -185,11 +169,11 @@ class _Encoder:
             if type(t) is not torch.Tensor:
                 # A subclass may override numel(), __eq__ ...: send the plain tensor it holds.
                 t = torch.Tensor.as_subclass(t, torch.Tensor)
-            why = _unsupported(t)
+            why = unsupported(t)
         except Exception as e:
             return self.unencodable(t, f"cannot be inspected: {type(e).__name__}")
         if why:
-            return self.unencodable(t, why, _tensor_repr(t))
+            return self.unencodable(t, why, tensor_repr(t))
         name = DTYPE_NAMES[t.dtype]
         device = t.device.type
         try:
@@ -201,7 +185,7 @@ class _Encoder:
             t = t.contiguous()
         except Exception as e:  # an exotic tensor torch itself cannot copy
             return self.unencodable(t, f"cannot be copied: {type(e).__name__}",
-                                    _tensor_repr(t))
+                                    tensor_repr(t))
         nbytes = t.numel() * t.element_size()
         pad = (-self.size) % ALIGN
         if pad:
@@ -227,38 +211,7 @@ def _int_repr(v: int) -> str:
     return f"<an int of about {int(v.bit_length() * 0.30103) + 1} digits>"
 
 
-def _unsupported(t: torch.Tensor) -> str:
-    """Why the protocol cannot carry this tensor ("" when it can)."""
-    if t.is_nested:
-        return "nested"
-    if t.is_quantized:
-        return f"quantized, dtype {t.dtype}"
-    if t.layout != torch.strided:
-        return f"layout {t.layout}"
-    if t.device.type == "meta":
-        return "device meta"
-    if t.dtype not in DTYPE_NAMES:
-        return f"dtype {t.dtype}"
-    return ""
 
-
-def _tensor_repr(t: torch.Tensor) -> str:
-    """A tensor's repr for a message, without printing (or even reading) its values."""
-    try:
-        shape: Any = list(t.shape)
-    except Exception:  # a nested tensor has no single shape
-        shape = "?"
-    try:
-        return (f"tensor(shape={shape}, dtype={t.dtype}, layout={t.layout}, "
-                f"device={t.device.type})")
-    except Exception:
-        return "tensor(?)"
-
-
-def _type_name(v: Any) -> str:
-    t = type(v)
-    mod = t.__module__
-    return t.__qualname__ if mod == "builtins" else f"{mod}.{t.__qualname__}"
 
 
 @dataclass
@@ -448,81 +401,3 @@ def decode_frame(data: bytes, *, max_blob: int = MAX_BLOB_BYTES) -> Message:
         raise ProtocolError("frame length does not match its header")
     start = HEADER.size + json_len
     return decode(data[HEADER.size:start], bytearray(data[start:]), max_blob=max_blob)
-
-
-# ---------------------------------------------------------------- the channel
-
-
-class Channel:
-    """One end of a connected stream socket, sending and receiving whole frames.
-
-    ``max_blob`` caps what this end accepts; the grader lowers it for the runner's side.
-    ``recv`` and ``send`` honour an absolute ``deadline`` (time.monotonic()) so that a
-    silent peer, or one that stops reading, cannot hang the grader: past it they raise
-    :class:`ChannelTimeout`. A send cut short leaves half a frame on the wire: the channel
-    is then unusable (the grader kills the runner).
-    """
-
-    def __init__(self, sock: socket.socket, *, max_blob: int = MAX_BLOB_BYTES,
-                 strict: bool = True) -> None:
-        self.sock = sock
-        self.max_blob = max_blob
-        self.strict = strict
-
-    def send(self, kind: Kind, body: Any = None, deadline: float | None = None) -> None:
-        frame = encode(kind, body, strict=self.strict)
-        try:
-            for buf in frame.buffers:
-                if deadline is None:
-                    self.sock.settimeout(None)
-                else:
-                    left = deadline - time.monotonic()
-                    if left <= 0:
-                        raise ChannelTimeout("the other end did not take the message in time")
-                    # Since Python 3.5 the timeout bounds the whole sendall.
-                    self.sock.settimeout(left)
-                self.sock.sendall(buf)
-        except TimeoutError:
-            raise ChannelTimeout("the other end did not take the message in time") from None
-        except OSError as e:  # BrokenPipeError, ConnectionResetError, a closed socket
-            raise ChannelClosed(f"the other end is gone: {e}") from None
-
-    def recv(self, deadline: float | None = None) -> Message:
-        return decode(*self.recv_raw(deadline), max_blob=self.max_blob)
-
-    def recv_raw(self, deadline: float | None = None) -> tuple[bytes, bytearray]:
-        """Read one whole frame without decoding it (timing stops when the last byte is
-        in; the decoding that follows is the grader's own cost, not the submission's)."""
-        header = self._exactly(HEADER.size, deadline)
-        json_len, blob_len = check_header(bytes(header), self.max_blob)
-        data = bytes(self._exactly(json_len, deadline))
-        return data, self._exactly(blob_len, deadline)
-
-    def _exactly(self, n: int, deadline: float | None) -> bytearray:
-        buf = bytearray(n)
-        view = memoryview(buf)
-        got = 0
-        while got < n:
-            if deadline is None:
-                self.sock.settimeout(None)
-            else:
-                left = deadline - time.monotonic()
-                if left <= 0:
-                    raise ChannelTimeout("no answer before the deadline")
-                self.sock.settimeout(left)
-            try:
-                k = self.sock.recv_into(view[got:], min(n - got, 1 << 20))
-            except TimeoutError:
-                raise ChannelTimeout("no answer before the deadline") from None
-            except (ConnectionResetError, OSError) as e:
-                raise ChannelClosed(f"channel broke: {e}") from None
-            if k == 0:
-                raise ChannelClosed("the other end closed the channel")
-            got += k
-        return buf
-
-    def close(self) -> None:
-        try:
-            self.sock.close()
-        except OSError:
-            pass

@@ -37,7 +37,8 @@ from typing import Any
 
 import torch
 
-from sandbox.protocol import Channel, Kind, ProtocolError
+from sandbox.channel import Channel
+from sandbox.protocol import Kind, ProtocolError
 
 MAX_MESSAGE = 4000
 MAX_TYPE_NAME = 200  # a class's name is the submission's choice too (it may be megabytes)

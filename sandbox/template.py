@@ -26,8 +26,8 @@ from typing import Any
 
 from sandbox import linux
 from sandbox.cgroup import Group, GroupedRunner
+from sandbox.channel import Channel
 from sandbox.launch import Job, Usage
-from sandbox.protocol import Channel
 
 log = logging.getLogger("sandbox.template")
 READY_TIMEOUT_S = 120.0  # importing torch on a loaded machine

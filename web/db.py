@@ -5,10 +5,11 @@ from __future__ import annotations
 
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import Any, cast
 
 from alembic import command
 from alembic.config import Config
-from sqlalchemy import Engine, create_engine, event
+from sqlalchemy import CursorResult, Engine, Executable, create_engine, event
 from sqlalchemy.orm import Session, sessionmaker
 
 MIGRATIONS = Path(__file__).resolve().parent / "alembic"
@@ -16,6 +17,11 @@ MIGRATIONS = Path(__file__).resolve().parent / "alembic"
 
 def utcnow() -> datetime:
     return datetime.now(UTC).replace(tzinfo=None)
+
+
+def rows_changed(db: Session, statement: Executable) -> int:
+    """Rows an UPDATE changed (queue steps are conditional UPDATEs: 1 means it happened)."""
+    return cast("CursorResult[Any]", db.execute(statement)).rowcount
 
 
 def make_engine(url: str) -> Engine:

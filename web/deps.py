@@ -18,11 +18,11 @@ from fastapi.security import OAuth2PasswordBearer
 from sqlalchemy.orm import Session
 
 from judge.i18n import T
-from web import queries
+from web.catalog import Catalog
+from web.data import accounts
 from web.errors import Forbidden, LoginRequired, Unauthorized
-from web.live import Hub
+from web.hub import Hub
 from web.models import User
-from web.problems import ProblemBank
 from web.security import csrf_ok, token_hash
 from web.settings import Settings
 
@@ -36,8 +36,8 @@ def get_settings(request: Request) -> Settings:
     return request.app.state.settings
 
 
-def get_bank(request: Request) -> ProblemBank:
-    return request.app.state.bank
+def get_catalog(request: Request) -> Catalog:
+    return request.app.state.catalog
 
 
 def get_hub(request: Request) -> Hub:
@@ -53,7 +53,7 @@ def get_now(request: Request) -> datetime:
 # does not hold a pooled connection for its whole life.
 SessionDep = Annotated[Session, Depends(get_db, scope="function")]
 SettingsDep = Annotated[Settings, Depends(get_settings)]
-BankDep = Annotated[ProblemBank, Depends(get_bank)]
+CatalogDep = Annotated[Catalog, Depends(get_catalog)]
 HubDep = Annotated[Hub, Depends(get_hub)]
 Now = Annotated[datetime, Depends(get_now)]
 
@@ -65,7 +65,7 @@ MISSING_TOKEN = T("缺少登录令牌：先 POST /api/token 取得 access_token�
 
 
 def _from_token(request: Request, db: Session, now: datetime, token: str) -> User:
-    user = queries.user_for_token(db, token_hash(token), now)
+    user = accounts.user_for_token(db, token_hash(token), now)
     if user is None:
         raise Unauthorized(T("登录令牌无效或已过期，请重新获取",
                                  "invalid or expired token; get a new one"))
@@ -125,7 +125,7 @@ def reader(request: Request, db: SessionDep, now: Now,
     """Who reads a public route, if anyone says: their saved language answers it. A token
     that is not valid (any more) is ignored here: the data is public."""
     if token:
-        user = queries.user_for_token(db, token_hash(token), now)
+        user = accounts.user_for_token(db, token_hash(token), now)
         if user is not None:
             request.state.lang = user.lang
         return user

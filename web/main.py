@@ -1,5 +1,6 @@
 """The app factory: ``create_app(settings)`` builds everything one app needs (engine,
-migrations, problem bank, templates) and includes the routers; nothing is module-global."""
+migrations, the problem bank and the catalog, templates) and includes the routers; nothing
+is module-global."""
 
 from __future__ import annotations
 
@@ -18,10 +19,11 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 from judge.i18n import T
 from judge.package import problems_dir
 from judge.problem_store import Store
-from web import admin_queries, db, error_handlers, queries
-from web.live import Hub
-from web.pack import PackBuilder
-from web.problems import ProblemBank
+from web import bundled, db, error_handlers
+from web.catalog import Catalog
+from web.data import bank, queue
+from web.hub import Hub
+from web.practice_pack import PackBuilder
 from web.routes import (
     admin_api,
     admin_pages,
@@ -46,7 +48,7 @@ WORKER_BODY_LIMIT = 16 * 1024 * 1024  # a report with every test's output
 UPLOAD_BODY_LIMIT = 21 * 1024 * 1024  # an admin's package upload (judge.upload caps the zip)
 
 
-def create_app(settings: Settings | None = None, *, bank: ProblemBank | None = None,
+def create_app(settings: Settings | None = None, *, catalog: Catalog | None = None,
                clock: Callable[[], datetime] = db.utcnow) -> FastAPI:
     settings = (settings or Settings()).prepare()
     engine = db.make_engine(settings.db_url)
@@ -57,11 +59,11 @@ def create_app(settings: Settings | None = None, *, bank: ProblemBank | None = N
     def published() -> list:
         """Seed the bundled problems (new content only), then the published versions."""
         with sessions() as session:
-            admin_queries.seed(session, store, settings.problems_dir or problems_dir(),
+            bundled.seed(session, store, settings.problems_dir or problems_dir(),
                                clock())
-            return admin_queries.published(session, store)
+            return bank.published(session, store)
 
-    bank = bank or ProblemBank(settings.problems_dir, source=published)
+    catalog = catalog or Catalog(settings.problems_dir, source=published)
 
     @contextlib.asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
@@ -83,12 +85,12 @@ def create_app(settings: Settings | None = None, *, bank: ProblemBank | None = N
     app.state.settings = settings
     app.state.engine = engine
     app.state.sessionmaker = sessions
-    app.state.bank = bank
+    app.state.catalog = catalog
     app.state.store = store
     app.state.hub = Hub()
     app.state.clock = clock
     app.state.templates = make_templates()
-    app.state.pack = PackBuilder(settings, bank)
+    app.state.pack = PackBuilder(settings, catalog)
 
     app.add_middleware(SecurityHeaders)
     app.add_middleware(BodyLimit)  # inside the session middleware: its 413 page needs one
@@ -112,7 +114,7 @@ async def _refresh_bank_until(stopping: asyncio.Event, app: FastAPI) -> None:
             await asyncio.wait_for(stopping.wait(), BANK_REFRESH_S)
             return
         try:
-            await run_in_threadpool(app.state.bank.refresh)
+            await run_in_threadpool(app.state.catalog.refresh)
         except Exception:
             log.exception("refreshing the problem bank failed")
 
@@ -125,7 +127,7 @@ async def _requeue_expired_until(stopping: asyncio.Event, app: FastAPI) -> None:
 
     def sweep() -> list[int]:
         with state.sessionmaker() as session:
-            return queries.requeue_expired(session, state.clock())
+            return queue.requeue_expired(session, state.clock())
 
     while not stopping.is_set():
         with contextlib.suppress(TimeoutError):

@@ -9,11 +9,11 @@ from datetime import datetime
 from sqlalchemy.orm import Session
 
 from judge.i18n import T
-from web import queries
+from web.catalog import Catalog
+from web.data import submissions, workers
 from web.errors import BadRequest, NotFound, RateLimited, TooLarge, Unavailable
-from web.live import Hub
+from web.hub import Hub
 from web.models import Submission, User
-from web.problems import ProblemBank
 from web.settings import Settings
 
 
@@ -34,23 +34,23 @@ def check_code(code: str, max_bytes: int) -> None:
         raise BadRequest(T("代码是空的", "the code is empty"))
 
 
-def submit(db: Session, settings: Settings, bank: ProblemBank, hub: Hub, user: User,
+def submit(db: Session, settings: Settings, catalog: Catalog, hub: Hub, user: User,
            problem_ident: str, code: str, now: datetime) -> Submission:
-    problem = bank.get(problem_ident)
+    problem = catalog.get(problem_ident)
     if problem is None:
         raise NotFound(T(f"没有这道题：{problem_ident!r}",
                                  f"no such problem: {problem_ident!r}"))
     check_code(code, settings.max_code_bytes)
-    if problem.needs_gpu and not queries.gpu_worker_alive(db, now):
+    if problem.needs_gpu and not workers.gpu_worker_alive(db, now):
         raise Unavailable(T("这道题要在 GPU 上评测，现在没有可用的 GPU 评测机，请稍后再试",
                                  "this problem is judged on a GPU and no GPU worker is "
                                  "available now; please try again later"))
     try:
-        sub = queries.add_submission(db, user, problem.slug, problem.version, code, now,
+        sub = submissions.add_submission(db, user, problem.slug, problem.version, code, now,
                                      settings.submissions_per_minute,
                                      needs_gpu=problem.needs_gpu,
                                      prefers_gpu=problem.prefers_gpu)
-    except queries.Limited as e:
+    except submissions.Limited as e:
         if e.reason == "in_flight":
             raise RateLimited(T("你还有一个提交在排队或评测中，等它出结果再提交",
                                      "you already have a submission queued or being judged; "

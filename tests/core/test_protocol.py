@@ -11,10 +11,10 @@ import pytest
 import torch
 
 from sandbox import protocol
+from sandbox.channel import Channel
 from sandbox.protocol import (
     HEADER,
     MAGIC,
-    Channel,
     ChannelClosed,
     ChannelTimeout,
     Kind,

@@ -77,7 +77,7 @@ def test_jobs_cannot_see_or_signal_each_other(warm_launcher, cold_launcher, tmp_
             # The search does find the secret where it can be seen: in the job's own files.
             assert i.call("sub", "control", [secret], {}).value == ["/tmp/own"]
         assert found == []
-        assert max(pids) < 10  # its own namespace's processes only
+        assert len(pids) < 10  # its own namespace's processes only
         # The victim is alive and untouched.
         assert v.alive
         assert v.call("sub", "check", [], {}).value == [secret] * 3

@@ -18,9 +18,9 @@ from judge.session import lost_verdict
 from judge.verdict import Verdict
 from sandbox import gpu, seccomp
 from sandbox import layout as layout_module
+from sandbox.channel import Channel
 from sandbox.launch import Job, Limits, RunnerProcess, Usage
 from sandbox.layout import Layout, LayoutError, reachable
-from sandbox.protocol import Channel
 
 
 def finished(cls, status: int, usage: Usage, limits: Limits, oom: bool = False,

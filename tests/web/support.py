@@ -197,14 +197,14 @@ def write_cuda_problem(root: Path) -> None:
 
 def make_admin(client: TestClient, name: str = "root") -> dict:
     """A user with admin rights, logged in on the client's session too; bearer headers."""
-    from web import admin_queries
-    from web.queries import user_by_name
+    from web.data import accounts
+    from web.data.accounts import user_by_name
 
     headers = make_user(client, name)
     with client.app.state.sessionmaker() as db:
         user = user_by_name(db, name)
         assert user is not None
-        admin_queries.set_admin(db, user, True)
+        accounts.set_admin(db, user, True)
         db.commit()
     browser_login(client, name)
     return headers

@@ -273,10 +273,10 @@ def visible(html: str) -> str:
 
 def finish_validation(client, vid: int, files: list[dict], errors: list[str] = ()) -> None:
     """Store a validation result as a worker's would be stored."""
-    from web import admin_queries
+    from web.data import bank
 
     with client.app.state.sessionmaker() as db:
-        admin_queries.validation_finished(db, vid, {"ok": False, "errors": list(errors),
+        bank.validation_finished(db, vid, {"ok": False, "errors": list(errors),
                                                     "files": files, "skipped": []},
                                           client.app.state.clock())
         db.commit()

@@ -161,12 +161,12 @@ def test_a_failure_after_storing_removes_the_stored_folder(client, admin, tmp_pa
                                                            monkeypatch):
     """Whatever fails after the package's folder is written (here: the database), the
     folder goes with the refused version."""
-    from web import admin_queries
+    from web.data import queue
 
     def fail(*args, **kwargs):
         raise RuntimeError("the database went away")
 
-    monkeypatch.setattr(admin_queries, "queue_validation", fail)
+    monkeypatch.setattr(queue, "queue_validation", fail)
     client_500 = client.__class__(client.app, raise_server_exceptions=False)
     client_500.cookies = client.cookies
     r = upload(client_500, package_zip(write_problem(tmp_path / "p")))

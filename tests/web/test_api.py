@@ -96,7 +96,7 @@ def test_unknown_problem(client, alice):
 
 def test_public_routes_answer_in_the_bearer_users_language(client, app, alice):
     with app.state.sessionmaker() as db:  # alice switched to English (saved on the account)
-        from web.queries import set_lang, user_by_name
+        from web.data.accounts import set_lang, user_by_name
 
         set_lang(db, user_by_name(db, "alice"), "en")
     r = client.get("/api/problems/nope", headers=alice)

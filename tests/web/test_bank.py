@@ -28,7 +28,7 @@ def test_a_changed_bundled_problem_is_published_unless_an_admin_took_it_over(
         app, client, problems_root):
     toml = problems_root / "add-one" / "problem.toml"
     toml.write_text(toml.read_text().replace('zh = "加一"', 'zh = "加一（新）"'))
-    assert app.state.bank.refresh()
+    assert app.state.catalog.refresh()
     assert client.get("/api/problems/add-one").json()["titles"]["zh"] == "加一（新）"
     assert len(rows(app, "select id from problem_versions")) == 2
     with app.state.engine.begin() as conn:  # an admin unpublished it
@@ -36,7 +36,7 @@ def test_a_changed_bundled_problem_is_published_unless_an_admin_took_it_over(
 
         conn.execute(text("update problems set published_version_id = null"))
     toml.write_text(toml.read_text().replace("加一（新）", "加一（再新）"))
-    app.state.bank.refresh()
+    app.state.catalog.refresh()
     assert client.get("/api/problems/add-one").status_code == 404
     assert len(rows(app, "select id from problem_versions")) == 3  # stored, not shown
 
@@ -113,7 +113,7 @@ def test_problems_add_list_check_publish(data, tmp_path, monkeypatch, capsys):
     with TestClient(app) as client:
         assert client.get("/api/problems/double-it").status_code == 200
         assert cli("problems", "unpublish", "double-it", "--data-dir", str(data)) == 0
-        app.state.bank.refresh()
+        app.state.catalog.refresh()
         assert client.get("/api/problems/double-it").status_code == 404
     actions = [r[0] for r in rows(app, "select action from audit_log order by id")]
     assert actions == ["add-version", "validate", "publish", "unpublish"]

@@ -90,7 +90,7 @@ def test_an_admin_adds_a_problem_and_a_learner_solves_it(page, browser, server, 
     page.add_init_script(WATCH_VALIDATION)
     log_in_as_admin(page)
     shot(page, "admin-01-bank")
-    upload(page, package(tmp_path / "pkg", slug="double-it", number=7))
+    upload(page, package(tmp_path / "pkg", slug="double-it", number=907))
     page.wait_for_url("**/admin/versions/*")
     # the validation lands file by file, then the page offers publishing
     page.wait_for_selector("#publish-button", timeout=180_000)
@@ -145,7 +145,7 @@ def test_a_broken_package_is_refused_with_the_reason(page, server, tmp_path, pag
     tests = TESTS + ('\n@case(zh="定值", en="fixed values")\ndef fixed_values(t):\n'
                      '    t.expect_equal(t.sub.double(torch.tensor([3])), torch.tensor([6]), '
                      '"double([3])")\n')
-    upload(page, package(tmp_path / "bad", slug="double-wrong", number=8, reference=wrong,
+    upload(page, package(tmp_path / "bad", slug="double-wrong", number=908, reference=wrong,
                          tests=tests))
     page.wait_for_url("**/admin/versions/*")
     page.wait_for_selector("#invalid-note", timeout=180_000)

@@ -231,7 +231,7 @@ def test_the_live_status_names_a_speed_check_by_its_title(logged_in, alice, app,
     toml.write_text(toml.read_text() + '[[throughput]]\nname = "big"\nworkload = "big"\n'
                     '[throughput.title]\nzh = "大批次"\nen = "big batch"\n'
                     '[[throughput]]\nname = "plain"\nworkload = "plain"\n')
-    assert app.state.bank.refresh()
+    assert app.state.catalog.refresh()
     sid = submit(logged_in, alice).json()["id"]
 
     page = logged_in.get(f"/submissions/{sid}").text
@@ -327,8 +327,8 @@ def test_throughput_ratio_is_shown_and_ranked(logged_in, alice, worker, client, 
     (problems_root / "add-one" / "problem.toml").write_text(
         (problems_root / "add-one" / "problem.toml").read_text()
         + '[[throughput]]\nname = "big"\nworkload = "big"\n')
-    from web.problems import ProblemBank
+    from web.catalog import Catalog
 
-    app.state.bank = ProblemBank(problems_root)
+    app.state.catalog = Catalog(problems_root)
     board = visible_text(logged_in.get("/leaderboard").text)
     assert "alice 0.81×" in board

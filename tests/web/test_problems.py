@@ -9,9 +9,9 @@ import sys
 from fastapi.testclient import TestClient
 
 from tests.web.support import GOOD, make_user, write_cuda_problem
+from web.catalog import Catalog, public_cases
 from web.main import create_app
 from web.markdown import render
-from web.problems import ProblemBank, public_cases
 
 TESTS = '''
 from judge.testing import case
@@ -61,9 +61,9 @@ def test_bundled_problems_show_the_suites_public_cases():
 
 
 def test_the_bank_never_imports_tests(problems_root):
-    bank = ProblemBank(problems_root)
-    p = bank.get("add-one")
-    assert bank.get("3") is p and bank.get("nope") is None and bank.get("99") is None
+    catalog = Catalog(problems_root)
+    p = catalog.get("add-one")
+    assert catalog.get("3") is p and catalog.get("nope") is None and catalog.get("99") is None
     assert [e.name for e in p.examples] == ["example_small"]
     assert not p.needs_gpu and not p.prefers_gpu
     assert not any(name.startswith("judge_problem_add_one") for name in sys.modules)
@@ -96,7 +96,7 @@ def test_a_problem_that_needs_a_gpu_is_refused_without_gpu_workers(settings, clo
                                                                    problems_root):
     write_cuda_problem(problems_root)
     with TestClient(create_app(settings, clock=clock)) as client:
-        assert client.app.state.bank.get("gpu-add").needs_gpu
+        assert client.app.state.catalog.get("gpu-add").needs_gpu
         alice = make_user(client, "alice")
         r = client.post("/api/submissions?lang=en", headers=alice,
                         json={"problem": "gpu-add", "code": GOOD})
@@ -109,13 +109,13 @@ def test_a_problem_that_needs_a_gpu_is_refused_without_gpu_workers(settings, clo
 
 
 def test_the_bank_follows_edits_on_disk(problems_root):
-    bank = ProblemBank(problems_root)
-    before = bank.get("add-one").version
-    assert not bank.refresh()
+    catalog = Catalog(problems_root)
+    before = catalog.get("add-one").version
+    assert not catalog.refresh()
     toml = problems_root / "add-one" / "problem.toml"
     toml.write_text(toml.read_text().replace('zh = "加一"', 'zh = "加一（新）"'))
-    assert bank.refresh()
-    after = bank.get("add-one")
+    assert catalog.refresh()
+    after = catalog.get("add-one")
     assert after.version != before and after.title("zh") == "加一（新）"
     toml.write_text("not toml [")  # an edit in progress: keep what works
-    assert not bank.refresh() and bank.get("add-one") is after
+    assert not catalog.refresh() and catalog.get("add-one") is after

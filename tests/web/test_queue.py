@@ -18,7 +18,7 @@ from tests.web.support import (
     rows,
     submit,
 )
-from web import queries
+from web.data import queue, workers
 
 
 def status(client, headers, sid) -> dict:
@@ -53,7 +53,7 @@ def test_concurrent_claims_never_share_a_job(app, alice, client):
 
     def grab() -> None:
         with app.state.sessionmaker() as db:
-            while (job := queries.claim(db, wid, False, app.state.clock(), 30)) is not None:
+            while (job := queue.claim(db, wid, False, app.state.clock(), 30)) is not None:
                 with lock:
                     got.append(job.id)
 
@@ -100,7 +100,7 @@ def test_a_job_that_keeps_losing_its_worker_ends_as_internal_error(client, alice
                                                                   clock):
     sid = submit(client, alice).json()["id"]
     wid = worker.register("w", False, {})
-    for _ in range(queries.MAX_ATTEMPTS):
+    for _ in range(queue.MAX_ATTEMPTS):
         assert worker.claim(wid, False, 0) is not None
         clock.advance(31)
     assert worker.claim(wid, False, 0) is None
@@ -145,7 +145,7 @@ def test_jobs_that_prefer_a_gpu_wait_for_one_while_a_gpu_worker_lives(client, ap
     gpu = worker.register("gpu", True, {"devices": ["H200"]})
     cpu = worker.register("cpu", False, {})
     assert worker.claim(cpu, False, 0) is None  # the GPU worker is alive: leave it to it
-    clock.advance(queries.GPU_WORKER_ALIVE_S + 1)  # the GPU worker went silent
+    clock.advance(workers.GPU_WORKER_ALIVE_S + 1)  # the GPU worker went silent
     job = worker.claim(cpu, False, 0)
     assert job is not None and job.submission_id == sid
     assert gpu  # (registered, then never heard from)

@@ -66,7 +66,7 @@ def test_an_edited_problem_is_judged_at_its_current_version(client, alice, worke
     make_worker(worker, plain, problems_root, grade=_fake_grade).run(until_idle=True)
     done = client.get(f"/api/submissions/{sid}", headers=alice).json()
     assert done["verdict"] == "accepted"
-    assert done["problem_version"] == app.state.bank.get("add-one").version
+    assert done["problem_version"] == app.state.catalog.get("add-one").version
 
 
 def test_a_problem_the_worker_lacks_is_an_internal_error(client, alice, worker, plain,

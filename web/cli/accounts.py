@@ -10,10 +10,11 @@ import getpass
 import sys
 
 from judge.cli_base import UsageError
-from web import admin, admin_queries, db, queries
+from web import account_rules, db
+from web.account_rules import check_new_account
 from web.cli.datadir import open_data
+from web.data import accounts, audit_log
 from web.errors import DomainError
-from web.routes.accounts import check_new_account
 from web.security import hash_password
 
 
@@ -35,11 +36,11 @@ def cmd_create_user(args: argparse.Namespace) -> int:
         raise UsageError(e.message.en) from None
     with data.sessions() as session:
         now = db.utcnow()
-        user = queries.create_user(session, args.username, hash_password(password), now,
+        user = accounts.create_user(session, args.username, hash_password(password), now,
                                    is_admin=args.admin)
         if user is None:
             raise UsageError(f"the username {args.username!r} is taken")
-        admin_queries.audit(session, None, "create-user", user.username, now,
+        audit_log.record(session, None, "create-user", user.username, now,
                             admin=args.admin)
         session.commit()
     print(f"created {args.username}{' (admin)' if args.admin else ''}")
@@ -49,10 +50,10 @@ def cmd_create_user(args: argparse.Namespace) -> int:
 def change_user(args: argparse.Namespace, action: str) -> None:
     data = open_data(args)
     with data.sessions() as session:
-        user = queries.user_by_name(session, args.username)
+        user = accounts.user_by_name(session, args.username)
         if user is None:
             raise UsageError(f"no user {args.username!r}")
-        admin.change_user(session, None, user, action, db.utcnow())
+        account_rules.change_user(session, None, user, action, db.utcnow())
 
 
 def cmd_change_user(args: argparse.Namespace) -> int:

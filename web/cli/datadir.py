@@ -11,7 +11,7 @@ from sqlalchemy.orm import Session, sessionmaker
 
 from judge.package import problems_dir
 from judge.problem_store import Store
-from web import admin_queries, db
+from web import bundled, db
 from web.settings import Settings
 
 
@@ -32,5 +32,5 @@ def open_data(args: argparse.Namespace) -> DataFolder:
     folder = Path(args.problems) if getattr(args, "problems", None) else (
         settings.problems_dir or problems_dir())
     with sessions() as session:
-        admin_queries.seed(session, store, folder, db.utcnow())
+        bundled.seed(session, store, folder, db.utcnow())
     return DataFolder(settings, sessions, store)

@@ -19,8 +19,9 @@ from sqlalchemy.orm import Session
 from judge.check import check_problem
 from judge.cli_base import UsageError, cuda_available, make_launcher
 from judge.render import paint
-from web import admin, admin_queries, db
+from web import bank_admin, db
 from web.cli.datadir import open_data
+from web.data import bank
 from web.errors import DomainError
 from web.models import ProblemVersion
 
@@ -28,10 +29,10 @@ from web.models import ProblemVersion
 def cmd_list(args: argparse.Namespace) -> int:
     data = open_data(args)
     with data.sessions() as session:
-        latest = admin_queries.latest_versions(session)
+        latest = bank.latest_versions(session)
         print(f"{'no.':>4}  {'slug':<32} {'published':<14} newest")
-        for record in admin_queries.all_problems(session):
-            shown = admin_queries.published_version(session, record)
+        for record in bank.all_problems(session):
+            shown = bank.published_version(session, record)
             newest = latest.get(record.id)
             newest_text = (f"{newest.content_hash[:12]} {newest.status} ({newest.origin}, "
                            f"#{newest.id})" if newest else "-")
@@ -51,7 +52,7 @@ def cmd_add(args: argparse.Namespace) -> int:
         raise UsageError(f"{source}: no such folder or zip")
     with data.sessions() as session:
         try:  # as an upload: refused with the reason, nothing stored
-            version, created = admin.add_version(
+            version, created = bank_admin.add_version(
                 session, data.store, None, None, db.utcnow(), origin="cli", note=source.name,
                 validate=not args.check, **package)
         except DomainError as e:
@@ -72,10 +73,10 @@ def cmd_add(args: argparse.Namespace) -> int:
 
 
 def _version(session: Session, slug: str, content_hash: str | None) -> ProblemVersion:
-    record = admin_queries.problem_record(session, slug)
+    record = bank.problem_record(session, slug)
     if record is None:
         raise UsageError(f"no problem {slug!r} in the bank (see `problems list`)")
-    found = [v for v in admin_queries.versions(session, record.id)
+    found = [v for v in bank.versions(session, record.id)
              if content_hash is None or v.content_hash.startswith(content_hash)]
     if not found:
         raise UsageError(f"{slug} has no version {content_hash!r}")
@@ -102,7 +103,7 @@ def _check(args: argparse.Namespace, slug: str, content_hash: str | None) -> int
     report = {"ok": result.ok, "errors": result.errors,
               "files": [o.to_json() for o in result.outcomes], "skipped": result.skipped}
     with data.sessions() as session:
-        admin.record_validation(session, None, _version(session, slug, full_hash), report,
+        bank_admin.record_validation(session, None, _version(session, slug, full_hash), report,
                                 db.utcnow())
     if result.ok:
         print(paint(f"✓ {slug} {full_hash[:12]} is valid", "32"))
@@ -122,7 +123,7 @@ def _publish(args: argparse.Namespace, slug: str, content_hash: str | None) -> i
     with data.sessions() as session:
         version = _version(session, slug, content_hash)
         try:
-            admin.publish(session, None, None, version, db.utcnow())
+            bank_admin.publish(session, None, None, version, db.utcnow())
         except DomainError as e:
             raise UsageError(e.message.en) from None
         print(f"{slug}: published {version.content_hash[:12]} (a running server shows it "
@@ -137,9 +138,9 @@ def cmd_publish(args: argparse.Namespace) -> int:
 def cmd_unpublish(args: argparse.Namespace) -> int:
     data = open_data(args)
     with data.sessions() as session:
-        record = admin_queries.problem_record(session, args.slug)
+        record = bank.problem_record(session, args.slug)
         if record is None:
             raise UsageError(f"no problem {args.slug!r} in the bank")
-        admin.unpublish(session, None, None, record, db.utcnow())
+        bank_admin.unpublish(session, None, None, record, db.utcnow())
     print(f"{args.slug}: unpublished")
     return 0

@@ -21,7 +21,7 @@ from judge.isolation import WARNING as NO_SANDBOX_WARNING
 from judge.isolation import dev_mode_requested, sandbox_unavailable
 from judge.package import ROOT
 from web.main import create_app
-from web.pack import PackError
+from web.practice_pack import PackError
 from web.settings import Settings
 
 log = logging.getLogger("judge.serve")
@@ -103,7 +103,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
     connect = "127.0.0.1" if args.host in ("0.0.0.0", "::", "") else args.host
     server_url = f"http://{connect}:{args.port}"
     env = {**os.environ, "JUDGE_WORKER_TOKEN": settings.worker_token or "",
-           "JUDGE_PROBLEMS_DIR": str(app.state.bank.root), "PYTHONUNBUFFERED": "1"}
+           "JUDGE_PROBLEMS_DIR": str(app.state.catalog.root), "PYTHONUNBUFFERED": "1"}
     # Embedded workers read package versions from the server's bank (the same data folder)
     command = [sys.executable, "-m", "judge", "worker", "--server", server_url,
                "--gpu", args.gpu, "--store", str(settings.bank_dir.resolve())] + (

@@ -13,25 +13,26 @@ from starlette.concurrency import run_in_threadpool
 
 from judge.i18n import T
 from judge.upload import LIMITS
-from web import admin, admin_queries
-from web.deps import BankDep, HubDep, Now, SessionDep, admin_api
+from web import bank_admin
+from web.data import audit_log, bank
+from web.deps import CatalogDep, HubDep, Now, SessionDep, admin_api
 from web.errors import NotFound, TooLarge
-from web.live import follow_version
 from web.models import ProblemRecord, ProblemVersion, User
+from web.streams import follow_version
 
 AdminUser = Annotated[User, Depends(admin_api)]
 router = APIRouter(prefix="/api/admin", tags=["admin"], dependencies=[Depends(admin_api)])
 
 
 def version_or_404(db, vid: int) -> ProblemVersion:
-    version = admin_queries.get_version(db, vid)
+    version = bank.get_version(db, vid)
     if version is None:
         raise NotFound(T("没有这个题目版本", "no such problem version"))
     return version
 
 
 def problem_or_404(db, slug: str) -> ProblemRecord:
-    record = admin_queries.problem_record(db, slug)
+    record = bank.problem_record(db, slug)
     if record is None:
         raise NotFound(T(f"题库里没有 {slug}", f"no problem {slug} in the bank"))
     return record
@@ -59,10 +60,10 @@ def version_json(version: ProblemVersion) -> dict[str, Any]:
 @router.get("/problems")
 def problems(db: SessionDep) -> list[dict[str, Any]]:
     """Every problem of the bank: its published and newest versions."""
-    latest = admin_queries.latest_versions(db)
+    latest = bank.latest_versions(db)
     out = []
-    for record in admin_queries.all_problems(db):
-        shown = admin_queries.published_version(db, record)
+    for record in bank.all_problems(db):
+        shown = bank.published_version(db, record)
         newest = latest.get(record.id)
         out.append({"slug": record.slug, "number": record.number,
                     "published": shown.content_hash if shown else None,
@@ -77,7 +78,7 @@ async def upload(user: AdminUser, request: Request, db: SessionDep, hub: HubDep,
     """Upload a package (zip): stored as a new version and queued for validation."""
     data = await read_upload(file)
     version, _ = await run_in_threadpool(  # unpacking and hashing: off the event loop
-        admin.add_version, db, request.app.state.store, hub, user, now, origin="upload",
+        bank_admin.add_version, db, request.app.state.store, hub, user, now, origin="upload",
         note=file.filename or "upload.zip", zip_data=data)
     return await run_in_threadpool(version_json, version)
 
@@ -101,19 +102,19 @@ def version_events(vid: int, request: Request, db: SessionDep) -> StreamingRespo
 
 
 @router.post("/versions/{vid}/publish")
-def publish(vid: int, user: AdminUser, db: SessionDep, bank: BankDep,
+def publish(vid: int, user: AdminUser, db: SessionDep, catalog: CatalogDep,
             now: Now) -> dict[str, Any]:
     """Publish a valid version: learners see it from now on (409 if not valid)."""
     version = version_or_404(db, vid)
-    admin.publish(db, bank, user, version, now)
+    bank_admin.publish(db, catalog, user, version, now)
     return version_json(version)
 
 
 @router.post("/problems/{slug}/unpublish")
-def unpublish(slug: str, user: AdminUser, db: SessionDep, bank: BankDep,
+def unpublish(slug: str, user: AdminUser, db: SessionDep, catalog: CatalogDep,
               now: Now) -> dict[str, Any]:
     """Hide a problem from learners (its versions and submissions are kept)."""
-    admin.unpublish(db, bank, user, problem_or_404(db, slug), now)
+    bank_admin.unpublish(db, catalog, user, problem_or_404(db, slug), now)
     return {"slug": slug, "published": None}
 
 
@@ -125,7 +126,7 @@ class Rejudge(BaseModel):
 def rejudge(slug: str, body: Rejudge, user: AdminUser, request: Request, db: SessionDep,
             hub: HubDep, now: Now) -> dict[str, Any]:
     """Judge submissions again at the published version, below live submissions."""
-    chosen = admin.rejudge(db, request.app.state.store, hub, user, problem_or_404(db, slug),
+    chosen = bank_admin.rejudge(db, request.app.state.store, hub, user, problem_or_404(db, slug),
                            body.submissions, now)
     return {"queued": chosen}
 
@@ -135,5 +136,5 @@ def audit(db: SessionDep) -> list[dict[str, Any]]:
     """The newest admin actions first."""
     return [{"id": e.id, "actor": e.actor, "action": e.action, "target": e.target,
              "detail": e.detail, "at": e.created_at.isoformat() + "Z"}
-            for e in admin_queries.audit_log(db)]
+            for e in audit_log.newest(db)]
 

@@ -13,14 +13,15 @@ from starlette.concurrency import run_in_threadpool
 
 from judge.i18n import T
 from judge.package import PackageError
-from web import admin, admin_queries
-from web.deps import AdminPageUser, BankDep, CsrfChecked, HubDep, Now, SessionDep
+from web import bank_admin, version_edit
+from web.catalog import ProblemView
+from web.data import bank, queue, submissions
+from web.deps import AdminPageUser, CatalogDep, CsrfChecked, HubDep, Now, SessionDep
 from web.error_handlers import status_of
 from web.errors import DomainError
 from web.forms import Utf8FormRoute
 from web.language import page_lang
 from web.models import ProblemVersion
-from web.problems import ProblemView
 from web.routes.admin_api import problem_or_404, read_upload, version_or_404
 from web.templating import render
 
@@ -46,9 +47,9 @@ def title(store, version: ProblemVersion | None, lang: str) -> str:
 
 def problems_page(request: Request, user, db, *, error: str | None = None,
                   status: int = 200) -> Response:
-    latest = admin_queries.latest_versions(db)
-    records = admin_queries.all_problems(db)
-    shown = {r.id: admin_queries.published_version(db, r) for r in records}
+    latest = bank.latest_versions(db)
+    records = bank.all_problems(db)
+    shown = {r.id: bank.published_version(db, r) for r in records}
     lang = page_lang(request, user)
     titles = {r.id: title(request.app.state.store, shown[r.id] or latest.get(r.id), lang)
               for r in records}
@@ -68,7 +69,7 @@ async def upload(request: Request, user: AdminPageUser, db: SessionDep, hub: Hub
         data = await read_upload(file)
         # unpacking and hashing take a moment: off the event loop
         version, _ = await run_in_threadpool(
-            admin.add_version, db, request.app.state.store, hub, user, now, origin="upload",
+            bank_admin.add_version, db, request.app.state.store, hub, user, now, origin="upload",
             note=file.filename or "upload.zip", zip_data=data)
     except DomainError as e:  # back to the form with the reason, nothing stored
         return problems_page(request, user, db, error=e.message(page_lang(request, user)),
@@ -81,20 +82,20 @@ def problem(slug: str, request: Request, user: AdminPageUser, db: SessionDep,
             notice: str = "") -> Response:
     record = problem_or_404(db, slug)
     lang = page_lang(request, user)
-    versions = admin_queries.versions(db, record.id)
-    shown = admin_queries.published_version(db, record)
+    versions = bank.versions(db, record.id)
+    shown = bank.published_version(db, record)
     return render(request, "admin_problem.html", user, lang, record=record,
                   versions=versions, shown=shown,
                   title=title(request.app.state.store, shown or next(iter(versions), None),
                               lang),
-                  subs=admin_queries.problem_submissions(db, slug, limit=100),
-                  pending=admin_queries.pending_rejudges(db, slug), notice=notice[:200])
+                  subs=submissions.problem_submissions(db, slug, limit=100),
+                  pending=queue.pending_rejudges(db, slug), notice=notice[:200])
 
 
 @router.post("/problems/{slug}/unpublish", dependencies=[CsrfChecked])
-def unpublish(slug: str, user: AdminPageUser, db: SessionDep, bank: BankDep,
+def unpublish(slug: str, user: AdminPageUser, db: SessionDep, catalog: CatalogDep,
               now: Now) -> Response:
-    admin.unpublish(db, bank, user, problem_or_404(db, slug), now)
+    bank_admin.unpublish(db, catalog, user, problem_or_404(db, slug), now)
     return RedirectResponse(f"/admin/problems/{slug}", status_code=303)
 
 
@@ -102,8 +103,8 @@ def unpublish(slug: str, user: AdminPageUser, db: SessionDep, bank: BankDep,
 def rejudge(slug: str, request: Request, user: AdminPageUser, db: SessionDep, hub: HubDep,
             now: Now, which: Annotated[str, Form(pattern="^(all|selected)$")],
             ids: Annotated[str, Form(max_length=10_000)] = "") -> Response:
-    chosen = admin.rejudge(db, request.app.state.store, hub, user, problem_or_404(db, slug),
-                           admin.parse_ids(ids) if which == "selected" else None, now)
+    chosen = bank_admin.rejudge(db, request.app.state.store, hub, user, problem_or_404(db, slug),
+                           bank_admin.parse_ids(ids) if which == "selected" else None, now)
     return RedirectResponse(f"/admin/problems/{slug}?notice=rejudge-{len(chosen)}",
                             status_code=303)
 
@@ -123,10 +124,10 @@ def version(vid: int, request: Request, user: AdminPageUser, db: SessionDep) -> 
 
 
 @router.post("/versions/{vid}/publish", dependencies=[CsrfChecked])
-def publish(vid: int, user: AdminPageUser, db: SessionDep, bank: BankDep,
+def publish(vid: int, user: AdminPageUser, db: SessionDep, catalog: CatalogDep,
             now: Now) -> Response:
     version = version_or_404(db, vid)
-    admin.publish(db, bank, user, version, now)
+    bank_admin.publish(db, catalog, user, version, now)
     return RedirectResponse(f"/admin/problems/{version.problem.slug}", status_code=303)
 
 
@@ -134,15 +135,15 @@ def publish(vid: int, user: AdminPageUser, db: SessionDep, bank: BankDep,
 def validate(vid: int, request: Request, user: AdminPageUser, db: SessionDep, hub: HubDep,
              now: Now) -> Response:
     version = version_or_404(db, vid)
-    admin.validate_again(db, request.app.state.store, hub, user, version, now)
+    bank_admin.validate_again(db, request.app.state.store, hub, user, version, now)
     return RedirectResponse(f"/admin/versions/{vid}", status_code=303)
 
 
 def edit_page(request: Request, user, version, files: dict[str, bytes], *,
               error: str | None = None, status: int = 200) -> Response:
     texts = {name: files.get(name, b"").decode("utf-8", "replace")
-             for name in admin.EDITABLE_TEXT}
-    limits = admin.current_limits(files.get("problem.toml", b"").decode("utf-8", "replace"))
+             for name in version_edit.EDITABLE_TEXT}
+    limits = version_edit.current_limits(files.get("problem.toml", b"").decode("utf-8", "replace"))
     return render(request, "admin_edit.html", user, page_lang(request, user), status=status,
                   version=version, record=version.problem, texts=texts, limits=limits,
                   names=sorted(files), error=error)
@@ -172,13 +173,13 @@ async def edit(vid: int, request: Request, user: AdminPageUser, db: SessionDep, 
     lang = page_lang(request, user)
     try:
         limits = {key: kind(form) for (key, kind), form in zip(
-            admin.LIMIT_FIELDS.items(), (case_wall_s, cpu_s, memory_mb, output_kb),
+            version_edit.LIMIT_FIELDS.items(), (case_wall_s, cpu_s, memory_mb, output_kb),
             strict=True)}
     except ValueError:
         return edit_page(request, user, version, files, status=422, error=T(
             "限制要填数字", "limits must be numbers")(lang))
-    files["problem.toml"] = admin.set_limits(files["problem.toml"].decode(), limits).encode()
-    for name, text in zip(admin.EDITABLE_TEXT, (statement_zh, statement_en, tests),
+    files["problem.toml"] = version_edit.set_limits(files["problem.toml"].decode(), limits).encode()
+    for name, text in zip(version_edit.EDITABLE_TEXT, (statement_zh, statement_en, tests),
                           strict=True):
         files[name] = text.replace("\r\n", "\n").encode()
     if file is not None and file.filename:
@@ -186,7 +187,7 @@ async def edit(vid: int, request: Request, user: AdminPageUser, db: SessionDep, 
         files[target] = await read_upload(file)
     try:
         new, _ = await run_in_threadpool(
-            admin.add_version, db, store, hub, user, now, origin="edit",
+            bank_admin.add_version, db, store, hub, user, now, origin="edit",
             note=f"edit of {version.content_hash[:12]}", files=files)
     except DomainError as e:
         return edit_page(request, user, version, files, status=status_of(e), error=e.message(lang))

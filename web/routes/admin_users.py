@@ -10,7 +10,8 @@ from fastapi import APIRouter, Form, Request
 from fastapi.responses import RedirectResponse, Response
 
 from judge.i18n import T
-from web import admin, admin_queries
+from web import account_rules
+from web.data import accounts, audit_log
 from web.deps import AdminPageUser, CsrfChecked, Now, SessionDep
 from web.errors import NotFound
 from web.forms import Utf8FormRoute
@@ -25,7 +26,7 @@ router = APIRouter(prefix="/admin", tags=["admin pages"], include_in_schema=Fals
 @router.get("/users")
 def users(request: Request, user: AdminPageUser, db: SessionDep) -> Response:
     return render(request, "admin_users.html", user, page_lang(request, user),
-                  users=admin_queries.all_users(db))
+                  users=accounts.all_users(db))
 
 
 @router.post("/users/{uid}", dependencies=[CsrfChecked])
@@ -35,11 +36,11 @@ def change(uid: int, user: AdminPageUser, db: SessionDep, now: Now,
     target = db.get(User, uid)
     if target is None:
         raise NotFound(T("没有这个用户", "no such user"))
-    admin.change_user(db, user, target, action, now)
+    account_rules.change_user(db, user, target, action, now)
     return RedirectResponse("/admin/users", status_code=303)
 
 
 @router.get("/audit")
 def audit(request: Request, user: AdminPageUser, db: SessionDep) -> Response:
     return render(request, "admin_audit.html", user, page_lang(request, user),
-                  entries=admin_queries.audit_log(db))
+                  entries=audit_log.newest(db))

@@ -10,13 +10,14 @@ from pydantic import BaseModel, Field
 from sqlalchemy.orm import Session
 
 from judge.i18n import T
-from web import queries, submitting
-from web.deps import ApiUser, BankDep, HubDep, Now, SessionDep, SettingsDep, TokenUser
+from web import submitting
+from web.data import queue, submissions
+from web.deps import ApiUser, CatalogDep, HubDep, Now, SessionDep, SettingsDep, TokenUser
 from web.errors import NotFound
 from web.language import request_lang
-from web.live import stream_factory
 from web.models import Submission, User
-from web.views import submission_view
+from web.streams import stream_factory
+from web.submission_view import submission_view
 
 router = APIRouter(prefix="/api/submissions", tags=["submissions"])
 
@@ -36,7 +37,7 @@ class Accepted(BaseModel):
 
 def readable(db: Session, sid: int, user: User) -> Submission:
     """The submission if this user may read it: its owner or an admin."""
-    sub = queries.get_submission(db, sid)
+    sub = submissions.get_submission(db, sid)
     if sub is None or not (sub.user_id == user.id or user.is_admin):
         raise NotFound(NOT_FOUND)
     return sub
@@ -45,18 +46,18 @@ def readable(db: Session, sid: int, user: User) -> Submission:
 def view(db: Session, sub: Submission, user: User, lang: str) -> dict[str, Any]:
     position, events = None, None
     if sub.status != "done":
-        job = queries.current_job(db, sub.id)
+        job = queue.current_job(db, sub.id)
         if sub.status == "queued" and job is not None:
-            position = queries.queue_position(db, job)
-        events = queries.events_after(db, sub.id, 0)
+            position = queue.queue_position(db, job)
+        events = submissions.events_after(db, sub.id, 0)
     return submission_view(sub, lang, full=user.is_admin, position=position, events=events)
 
 
 @router.post("", status_code=202, response_model=Accepted)
 def create(body: NewSubmission, user: TokenUser, db: SessionDep, settings: SettingsDep,
-           bank: BankDep, hub: HubDep, now: Now) -> Accepted:
+           catalog: CatalogDep, hub: HubDep, now: Now) -> Accepted:
     """Queue code for judging (bearer token; one in flight per user, a per-minute cap)."""
-    sub = submitting.submit(db, settings, bank, hub, user, str(body.problem), body.code, now)
+    sub = submitting.submit(db, settings, catalog, hub, user, str(body.problem), body.code, now)
     return Accepted(id=sub.id, status=sub.status, url=f"/submissions/{sub.id}")
 
 

@@ -8,10 +8,10 @@ from fastapi import APIRouter, Depends
 from fastapi.security import OAuth2PasswordRequestForm
 from pydantic import BaseModel, Field
 
-from web import queries
+from web.account_rules import BAD_LOGIN, CLOSED, DISABLED, TAKEN, check_new_account
+from web.data import accounts
 from web.deps import Now, SessionDep, SettingsDep
 from web.errors import Conflict, Forbidden, Unauthorized
-from web.routes.accounts import BAD_LOGIN, CLOSED, DISABLED, TAKEN, check_new_account
 from web.security import hash_password, new_token, token_hash, verify_password
 
 router = APIRouter(prefix="/api", tags=["accounts"])
@@ -39,7 +39,7 @@ def create_user(body: NewUser, db: SessionDep, settings: SettingsDep, now: Now) 
         raise Forbidden(CLOSED)
     username = body.username.strip()
     check_new_account(username, body.password)
-    user = queries.create_user(db, username, hash_password(body.password), now)
+    user = accounts.create_user(db, username, hash_password(body.password), now)
     if user is None:
         raise Conflict(TAKEN)
     return UserOut(id=user.id, username=user.username)
@@ -49,11 +49,11 @@ def create_user(body: NewUser, db: SessionDep, settings: SettingsDep, now: Now) 
 def login(form: Annotated[OAuth2PasswordRequestForm, Depends()], db: SessionDep,
           settings: SettingsDep, now: Now) -> TokenOut:
     """Exchange form fields username and password for a bearer token."""
-    user = queries.user_by_name(db, form.username.strip())
+    user = accounts.user_by_name(db, form.username.strip())
     if not verify_password(user.password_hash if user else None, form.password) or not user:
         raise Unauthorized(BAD_LOGIN)
     if user.disabled:
         raise Forbidden(DISABLED)
     token = new_token()
-    queries.create_token(db, user, token_hash(token), now, settings.token_days)
+    accounts.create_token(db, user, token_hash(token), now, settings.token_days)
     return TokenOut(access_token=token)

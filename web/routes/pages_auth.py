@@ -10,13 +10,13 @@ from fastapi import APIRouter, Form, Request
 from fastapi.responses import RedirectResponse, Response
 
 from judge.i18n import T
-from web import queries
+from web.account_rules import BAD_LOGIN, CLOSED, DISABLED, TAKEN, check_new_account
+from web.data import accounts
 from web.deps import CsrfChecked, Now, PageUser, SessionDep, SettingsDep
 from web.errors import DomainError
 from web.forms import Utf8FormRoute
 from web.language import page_lang
 from web.models import User
-from web.routes.accounts import BAD_LOGIN, CLOSED, DISABLED, TAKEN, check_new_account
 from web.security import hash_password, verify_password
 from web.templating import render
 
@@ -48,7 +48,7 @@ def login_page(request: Request, user: PageUser, next: str = "/") -> Response:
 def login(request: Request, db: SessionDep, username: Text, password: Text,
           next: Text = "/") -> Response:
     lang = page_lang(request, None)
-    user = queries.user_by_name(db, username.strip())
+    user = accounts.user_by_name(db, username.strip())
     if not verify_password(user.password_hash if user else None, password) or user is None:
         return render(request, "login.html", None, lang, status=401, next=safe_next(next),
                       error=BAD_LOGIN(lang), username=username)
@@ -83,7 +83,7 @@ def register(request: Request, db: SessionDep, settings: SettingsDep, now: Now,
         return again(e.message, 422)
     if password != password2:
         return again(T("两次输入的密码不一样", "the two passwords differ"), 422)
-    user = queries.create_user(db, username, hash_password(password), now, lang=lang)
+    user = accounts.create_user(db, username, hash_password(password), now, lang=lang)
     if user is None:
         return again(TAKEN, 409)
     log_in(request, user)
@@ -95,7 +95,7 @@ def logout(request: Request, user: PageUser, db: SessionDep) -> Response:
     """Ends the session on the server too: the cookie is stateless, so a copy of it
     would otherwise keep working (every session of the account ends)."""
     if user is not None:
-        queries.end_sessions(db, user.id)
+        accounts.end_sessions(db, user.id)
     request.session.clear()
     return RedirectResponse("/", status_code=303)
 
@@ -105,7 +105,7 @@ def switch_lang(request: Request, user: PageUser, db: SessionDep,
                 lang: Annotated[str, Form(pattern="^(zh|en)$")],
                 next: Text = "/") -> Response:
     if user is not None:
-        queries.set_lang(db, user, lang)
+        accounts.set_lang(db, user, lang)
     response = RedirectResponse(safe_next(next), status_code=303)
     response.set_cookie("lang", lang, max_age=365 * 24 * 3600, samesite="lax",
                         secure=request.app.state.settings.cookie_secure)

@@ -7,20 +7,20 @@ from fastapi.responses import FileResponse, Response
 from starlette.concurrency import run_in_threadpool
 
 from judge.i18n import T
-from web import queries
-from web.deps import BankDep, PageUser, SessionDep
+from web.data import standings
+from web.deps import CatalogDep, PageUser, SessionDep
 from web.errors import Unavailable
 from web.language import page_lang
-from web.pack import PackError
+from web.practice_pack import PackError
 from web.templating import render
 
 router = APIRouter(tags=["pages"], include_in_schema=False)
 
 
 @router.get("/leaderboard")
-def leaderboard(request: Request, user: PageUser, db: SessionDep, bank: BankDep) -> Response:
-    board = queries.leaderboard(db)
-    fastest = [(p, queries.fastest(db, p.slug)) for p in bank]
+def leaderboard(request: Request, user: PageUser, db: SessionDep, catalog: CatalogDep) -> Response:
+    board = standings.leaderboard(db)
+    fastest = [(p, standings.fastest(db, p.slug)) for p in catalog]
     return render(request, "leaderboard.html", user, page_lang(request, user), board=board,
                   fastest=fastest)
 

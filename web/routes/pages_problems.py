@@ -9,9 +9,11 @@ from fastapi import APIRouter, Form, Request
 from fastapi.responses import RedirectResponse, Response
 
 from judge.i18n import T
-from web import queries, submitting
+from web import submitting
+from web.catalog import ProblemView
+from web.data import standings, submissions
 from web.deps import (
-    BankDep,
+    CatalogDep,
     CsrfChecked,
     HubDep,
     LoggedIn,
@@ -24,32 +26,31 @@ from web.error_handlers import headers_of, status_of
 from web.errors import DomainError, NotFound
 from web.forms import Utf8FormRoute
 from web.language import page_lang
-from web.problems import ProblemView
 from web.templating import render
 
 router = APIRouter(tags=["pages"], include_in_schema=False, route_class=Utf8FormRoute)
 
 
-def problem_or_404(bank, slug: str) -> ProblemView:
-    p = bank.get(slug)
+def problem_or_404(catalog, slug: str) -> ProblemView:
+    p = catalog.get(slug)
     if p is None:
         raise NotFound(T(f"没有这道题：{slug}", f"no such problem: {slug}"))
     return p
 
 
 @router.get("/")
-def problem_list(request: Request, user: PageUser, db: SessionDep, bank: BankDep) -> Response:
-    stats = queries.problem_stats(db)
-    mine = queries.user_status(db, user.id) if user else {}
+def problem_list(request: Request, user: PageUser, db: SessionDep, catalog: CatalogDep) -> Response:
+    stats = standings.problem_stats(db)
+    mine = standings.user_status(db, user.id) if user else {}
     rows = [{"p": p, "status": mine.get(p.slug), "stats": stats.get(p.slug, (0, 0))}
-            for p in bank]
+            for p in catalog]
     return render(request, "problems.html", user, page_lang(request, user), rows=rows)
 
 
 def problem_page(request: Request, user, db, p: ProblemView, *, code: str | None = None,
                  error: str | None = None, status: int = 200,
                  headers: dict[str, str] | None = None) -> Response:
-    recent = queries.user_submissions(db, user.id, problem=p.slug, limit=5) if user else []
+    recent = submissions.user_submissions(db, user.id, problem=p.slug, limit=5) if user else []
     return render(request, "problem.html", user, page_lang(request, user), status=status,
                   headers=headers, p=p, recent=recent, error=error,
                   code=p.starter if code is None else code, code_from_server=code is not None)
@@ -57,17 +58,17 @@ def problem_page(request: Request, user, db, p: ProblemView, *, code: str | None
 
 @router.get("/problems/{slug}")
 def problem(slug: str, request: Request, user: PageUser, db: SessionDep,
-            bank: BankDep) -> Response:
-    return problem_page(request, user, db, problem_or_404(bank, slug))
+            catalog: CatalogDep) -> Response:
+    return problem_page(request, user, db, problem_or_404(catalog, slug))
 
 
 @router.post("/problems/{slug}/submit", dependencies=[CsrfChecked])
-def submit(slug: str, request: Request, user: LoggedIn, db: SessionDep, bank: BankDep,
+def submit(slug: str, request: Request, user: LoggedIn, db: SessionDep, catalog: CatalogDep,
            settings: SettingsDep, hub: HubDep, now: Now,
            code: Annotated[str, Form()]) -> Response:
-    p = problem_or_404(bank, slug)
+    p = problem_or_404(catalog, slug)
     try:
-        sub = submitting.submit(db, settings, bank, hub, user, p.slug, code, now)
+        sub = submitting.submit(db, settings, catalog, hub, user, p.slug, code, now)
     except DomainError as e:
         # Back to the problem with the message and the code as sent, nothing stored.
         return problem_page(request, user, db, p, code=code, status=status_of(e),

@@ -5,8 +5,8 @@ from __future__ import annotations
 from fastapi import APIRouter, Query, Request
 from fastapi.responses import Response
 
-from web import queries
-from web.deps import BankDep, LoggedIn, SessionDep
+from web.data import submissions
+from web.deps import CatalogDep, LoggedIn, SessionDep
 from web.language import page_lang
 from web.routes.api_submissions import readable, view
 from web.templating import render
@@ -17,17 +17,17 @@ PAGE = 50
 
 @router.get("/submissions/{sid}")
 def submission(sid: int, request: Request, user: LoggedIn, db: SessionDep,
-               bank: BankDep) -> Response:
+               catalog: CatalogDep) -> Response:
     sub = readable(db, sid, user)
     lang = page_lang(request, user)
-    return render(request, "submission.html", user, lang, sub=sub, p=bank.get(sub.problem),
+    return render(request, "submission.html", user, lang, sub=sub, p=catalog.get(sub.problem),
                   data=view(db, sub, user, lang))
 
 
 @router.get("/submissions")
-def history(request: Request, user: LoggedIn, db: SessionDep, bank: BankDep,
+def history(request: Request, user: LoggedIn, db: SessionDep, catalog: CatalogDep,
             page: int = Query(1, ge=1, le=10_000)) -> Response:
-    subs = queries.user_submissions(db, user.id, limit=PAGE, offset=(page - 1) * PAGE)
-    total = queries.count_user_submissions(db, user.id)
+    subs = submissions.user_submissions(db, user.id, limit=PAGE, offset=(page - 1) * PAGE)
+    total = submissions.count_user_submissions(db, user.id)
     return render(request, "history.html", user, page_lang(request, user), subs=subs,
-                  bank=bank, page=page, pages=max(1, -(-total // PAGE)), total=total)
+                  catalog=catalog, page=page, pages=max(1, -(-total // PAGE)), total=total)

@@ -15,11 +15,12 @@ from starlette.concurrency import run_in_threadpool
 
 from judge.i18n import T
 from judge.report import Report
-from web import queries
+from web.data import queue, workers
 from web.deps import HubDep, Now, SessionDep, SettingsDep, WorkerAuth
 from web.errors import Conflict, Invalid, NotFound
 from web.models import Job, Worker
-from web.views import ingest_event, ingest_validation_event, summary, validation_result
+from web.submission_view import ingest_event, summary
+from web.validation import ingest_validation_event, validation_result
 
 router = APIRouter(prefix="/worker", tags=["worker"], dependencies=[WorkerAuth])
 
@@ -55,7 +56,7 @@ class Result(Lease):
 @router.post("/register")
 def register(body: Register, db: SessionDep, settings: SettingsDep, now: Now) -> dict[str, Any]:
     """Announce a worker and what it can judge; returns its id and the lease length."""
-    worker = queries.register_worker(db, body.name, body.gpu, body.capabilities, now)
+    worker = workers.register_worker(db, body.name, body.gpu, body.capabilities, now)
     return {"worker_id": worker.id, "lease_seconds": settings.lease_seconds}
 
 
@@ -71,10 +72,10 @@ async def claim(body: ClaimRequest, request: Request, hub: HubDep,
             now = state.clock()
             if db.get(Worker, body.worker_id) is None:
                 return UNKNOWN
-            queries.touch_worker(db, body.worker_id, now)
-            for sid in queries.requeue_expired(db, now):
+            workers.touch_worker(db, body.worker_id, now)
+            for sid in queue.requeue_expired(db, now):
                 hub.notify(("submission", sid))
-            job = queries.claim(db, body.worker_id, body.gpu, now, settings.lease_seconds)
+            job = queue.claim(db, body.worker_id, body.gpu, now, settings.lease_seconds)
             if job is None:
                 return None
             common = {"job_id": job.id, "kind": job.kind, "lease_token": job.lease_token,
@@ -109,13 +110,13 @@ async def claim(body: ClaimRequest, request: Request, hub: HubDep,
 def renew(job_id: int, body: Lease, db: SessionDep, settings: SettingsDep,
           now: Now) -> dict[str, Any]:
     """Extend the lease on a job being judged."""
-    if not queries.renew(db, job_id, body.lease_token, now, settings.lease_seconds):
+    if not queue.renew(db, job_id, body.lease_token, now, settings.lease_seconds):
         raise Conflict(LEASE_LOST)
     return {"lease_seconds": settings.lease_seconds}
 
 
 def _key(kind: str, submission_id: int | None, version_id: int | None) -> tuple[str, int]:
-    """What a job's readers wait on (web.live.Hub)."""
+    """What a job's readers wait on (web.hub.Hub)."""
     if kind == "validate":
         return ("version", version_id or 0)
     return ("submission", submission_id or 0)
@@ -137,7 +138,7 @@ def post_events(job_id: int, body: Events, db: SessionDep, hub: HubDep,
     except (KeyError, TypeError, ValueError) as e:
         raise Invalid(T(f"进度事件格式不对：{e}", f"malformed progress event: {e}")
                           ) from None
-    held = queries.add_events(db, job_id, body.lease_token, now, events)
+    held = queue.add_events(db, job_id, body.lease_token, now, events)
     if held is None:
         raise Conflict(LEASE_LOST)
     hub.notify(_job_key(held))
@@ -158,7 +159,7 @@ def post_result(job_id: int, body: Result, db: SessionDep, hub: HubDep, request:
             result, columns = report.to_json("zh"), summary(report)
     except (KeyError, TypeError, ValueError) as e:
         raise Invalid(T(f"评测报告格式不对：{e}", f"malformed report: {e}")) from None
-    status, held = queries.finish(db, job_id, body.lease_token, now, result, columns)
+    status, held = queue.finish(db, job_id, body.lease_token, now, result, columns)
     if held is None:
         raise Conflict(LEASE_LOST)
     hub.notify(_job_key(held))
@@ -168,7 +169,7 @@ def post_result(job_id: int, body: Result, db: SessionDep, hub: HubDep, request:
 @router.post("/jobs/{job_id}/release")
 def release(job_id: int, body: Lease, db: SessionDep, hub: HubDep, now: Now) -> dict[str, Any]:
     """Give a job back unjudged (the worker is stopping); it is queued again at once."""
-    held = queries.release(db, job_id, body.lease_token, now)
+    held = queue.release(db, job_id, body.lease_token, now)
     if held is None:
         raise Conflict(LEASE_LOST)
     hub.notify("queue")

@@ -1,0 +1,169 @@
+"""What admins do to the bank, shared by the admin pages and the admin API: take in a
+version (upload, edit or the CLI), validate, publish, unpublish, rejudge. Each action is
+checked, recorded in the audit log and committed; refusals raise web.errors with nothing
+changed (a package folder stored for a version that is then refused is removed again)."""
+
+from __future__ import annotations
+
+import logging
+import re
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+
+from sqlalchemy.exc import IntegrityError
+from sqlalchemy.orm import Session
+
+from judge.i18n import T
+from judge.package import PackageError
+from judge.problem_store import Store, Stored
+from judge.upload import PackageRefused
+from web.catalog import Catalog
+from web.data import audit_log, bank, queue
+from web.errors import BadRequest, Conflict, DomainError, Invalid
+from web.hub import Hub
+from web.models import ProblemRecord, ProblemVersion, User
+
+log = logging.getLogger("web.admin")
+
+
+
+def reason(e: PackageError) -> T:
+    """Why a package was refused, in both languages where the check says it in both
+    (judge.upload, the web's own checks); the loader's schema errors are English only."""
+    if isinstance(e, PackageRefused):
+        return e.text
+    return T(f"（原因只有英文说明）{e}", str(e))
+
+
+def refused(e: PackageError) -> DomainError:
+    text = reason(e)
+    return BadRequest(T(f"题目包被拒绝：{text.zh}", f"package refused: {text.en}"))
+
+
+def add_version(db: Session, store: Store, hub: Hub | None, user: User | None,
+                now: datetime, *, origin: str, note: str, zip_data: bytes | None = None,
+                files: dict[str, bytes] | None = None, folder: Path | None = None,
+                validate: bool = True) -> tuple[ProblemVersion, bool]:
+    """Store a package (a zip, the files of an edit, or a folder), record the version and
+    queue its validation (unless ``validate`` is False: the CLI's ``--check`` validates
+    it here). Returns the version and whether it is new. BadRequest (or Conflict) saying
+    why when the package is refused; then nothing is recorded and a folder this call
+    stored is removed again."""
+    stored: Stored | None = None
+    try:
+        stored = store.put(zip_data=zip_data, files=files, folder=folder)
+        problem = stored.problem
+        version, created = bank.add_version(db, problem, origin, user, now, note)
+        if validate and (created or version.status == "invalid"):
+            queue.queue_validation(db, version, problem, now)
+        audit_log.record(db, user, "add-version", problem.slug, now,
+                            version=problem.content_hash, origin=origin, note=note[:100],
+                            created=created)
+        db.commit()
+    except BaseException as e:
+        db.rollback()
+        if stored is not None and stored.new:
+            _discard_unused(db, store, stored.problem.content_hash)
+        if not isinstance(e, PackageError | IntegrityError):
+            raise
+        if user is not None:
+            db.refresh(user)  # the error page shows who is logged in, after the session
+        if isinstance(e, IntegrityError):  # the same upload raced
+            raise Conflict(T("同样的版本正在被另一个请求添加，请刷新后再看",
+                                     "the same version is being added by another request; "
+                                     "reload and look again")) from None
+        raise refused(e) from None
+    if hub is not None:
+        hub.notify("queue")
+    return version, created
+
+
+def _discard_unused(db: Session, store: Store, content_hash: str) -> None:
+    try:
+        bank.discard_unused(db, store, content_hash)
+    except Exception:  # the database is failing too: an unused folder is harmless
+        log.exception("could not remove the unused package folder %s", content_hash[:12])
+
+
+def validate_again(db: Session, store: Store, hub: Hub, user: User, version: ProblemVersion,
+                   now: datetime) -> None:
+    if version.status in ("uploaded", "validating"):
+        raise Conflict(T("这个版本正在验证", "this version is being validated"))
+    queue.queue_validation(db, version, store.load(version.content_hash), now)
+    audit_log.record(db, user, "validate", version.problem.slug, now,
+                        version=version.content_hash)
+    db.commit()
+    hub.notify("queue")
+
+
+def record_validation(db: Session, user: User | None, version: ProblemVersion,
+                      result: dict[str, Any], now: datetime) -> None:
+    """A validation run outside the queue (``problems check`` on the server machine):
+    the version's result, the validations still queued for it answered, the audit log."""
+    bank.validation_finished(db, version.id, result, now)
+    queue.close_queued_validations(db, version.id, now)
+    audit_log.record(db, user, "validate", version.problem.slug, now,
+                        version=version.content_hash, ok=result.get("ok"))
+    db.commit()
+
+
+def publish(db: Session, catalog: Catalog | None, user: User | None,
+            version: ProblemVersion, now: datetime) -> None:
+    """Make a valid version the one learners see (Conflict otherwise); ``catalog`` (the
+    app's) is reloaded at once, else a running server sees it within 10 s."""
+    try:
+        bank.publish(db, version)
+    except PackageError as e:  # refused before anything changed
+        text = reason(e)
+        raise Conflict(T(f"不能发布：{text.zh}", f"cannot publish: {text.en}")
+                          ) from None
+    audit_log.record(db, user, "publish", version.problem.slug, now,
+                        version=version.content_hash)
+    db.commit()
+    if catalog is not None:
+        catalog.refresh()
+
+
+def unpublish(db: Session, catalog: Catalog | None, user: User | None,
+              record: ProblemRecord, now: datetime) -> None:
+    bank.unpublish(db, record)
+    audit_log.record(db, user, "unpublish", record.slug, now)
+    db.commit()
+    if catalog is not None:
+        catalog.refresh()
+
+
+
+
+
+
+def parse_ids(text: str) -> list[int]:
+    """Submission ids typed by an admin: numbers separated by spaces or commas."""
+    parts = [p for p in re.split(r"[\s,]+", text.strip()) if p]
+    if not all(p.isdigit() for p in parts):
+        raise Invalid(T("提交编号要用数字，以空格或逗号分隔",
+                                 "submission ids are numbers separated by spaces or commas"))
+    return [int(p) for p in parts]
+
+
+def rejudge(db: Session, store: Store, hub: Hub, user: User, record: ProblemRecord,
+            ids: list[int] | None, now: datetime) -> list[int]:
+    """Judge submissions again (all of the problem's, or these) at its published version,
+    below live submissions."""
+    version = bank.published_version(db, record)
+    if version is None:
+        raise Conflict(T("这道题没有发布的版本，不能重测",
+                                 "the problem has no published version to rejudge with"))
+    needs, prefers = queue.gpu_needs(store.load(version.content_hash))
+    chosen = queue.rejudge(db, record.slug, version.content_hash, now, ids,
+                                   needs_gpu=needs, prefers_gpu=prefers)
+    audit_log.record(db, user, "rejudge", record.slug, now, version=version.content_hash,
+                        submissions=len(chosen), selected=ids is not None)
+    db.commit()
+    hub.notify("queue")
+    return chosen
+
+
+
+

@@ -1,0 +1,168 @@
+"""The problem bank in the database: a problem per slug, its stored versions (the files are
+in :class:`judge.problem_store.Store`), their validation, and the version learners see."""
+
+from __future__ import annotations
+
+import logging
+from datetime import datetime
+from typing import Any
+
+from sqlalchemy import func, select
+from sqlalchemy.orm import Session
+
+from judge.events import Event, FileChecked, FilesPlanned
+from judge.i18n import T
+from judge.package import PackageError, Problem
+from judge.problem_store import Store
+from judge.upload import PackageRefused
+from web.models import (
+    ProblemRecord,
+    ProblemVersion,
+    User,
+)
+
+log = logging.getLogger("web.bank")
+
+STATUS_TEXT = {"uploaded": T("正在等待验证", "waiting for validation"),
+               "validating": T("正在验证", "being validated"),
+               "valid": T("有效", "valid"), "invalid": T("验证没有通过", "invalid")}
+
+
+def problem_record(db: Session, slug: str) -> ProblemRecord | None:
+    return db.scalar(select(ProblemRecord).where(ProblemRecord.slug == slug))
+
+
+def all_problems(db: Session) -> list[ProblemRecord]:
+    return list(db.scalars(select(ProblemRecord).order_by(ProblemRecord.number)))
+
+
+def versions(db: Session, problem_id: int) -> list[ProblemVersion]:
+    return list(db.scalars(select(ProblemVersion).where(ProblemVersion.problem_id == problem_id)
+                           .order_by(ProblemVersion.id.desc())))
+
+
+def latest_versions(db: Session) -> dict[int, ProblemVersion]:
+    """problem id -> its newest version."""
+    newest = (select(func.max(ProblemVersion.id)).group_by(ProblemVersion.problem_id)
+              .scalar_subquery())
+    return {v.problem_id: v for v in db.scalars(select(ProblemVersion)
+                                                .where(ProblemVersion.id.in_(newest)))}
+
+
+def get_version(db: Session, version_id: int) -> ProblemVersion | None:
+    return db.get(ProblemVersion, version_id)
+
+
+def published_version(db: Session, record: ProblemRecord) -> ProblemVersion | None:
+    if record.published_version_id is None:
+        return None
+    return db.get(ProblemVersion, record.published_version_id)
+
+
+def add_version(db: Session, problem: Problem, origin: str, user: User | None,
+                now: datetime, note: str = "", status: str = "uploaded"
+                ) -> tuple[ProblemVersion, bool]:
+    """The version row for a stored package (new, or the existing one with the same
+    content: False). A new slug makes a new problem; its number must be free."""
+    record = problem_record(db, problem.slug)
+    clash = db.scalar(select(ProblemRecord).where(ProblemRecord.number == problem.number,
+                                                  ProblemRecord.slug != problem.slug))
+    if clash is not None:
+        raise PackageRefused(T(f"编号 {problem.number} 已经被 {clash.slug!r} 占用，"
+                               f"请在 problem.toml 里换一个编号",
+                               f"number {problem.number} is already taken by "
+                               f"{clash.slug!r}; choose another number in problem.toml"))
+    if record is None:
+        record = ProblemRecord(slug=problem.slug, number=problem.number, created_at=now)
+        db.add(record)
+        db.flush()
+    else:
+        record.number = problem.number
+        existing = db.scalar(select(ProblemVersion).where(
+            ProblemVersion.problem_id == record.id,
+            ProblemVersion.content_hash == problem.content_hash))
+        if existing is not None:
+            return existing, False
+    version = ProblemVersion(problem_id=record.id, content_hash=problem.content_hash,
+                             status=status, origin=origin, note=note[:200],
+                             created_by=user.id if user else None, created_at=now)
+    db.add(version)
+    db.flush()
+    return version, True
+
+
+def discard_unused(db: Session, store: Store, content_hash: str) -> None:
+    """Remove a stored package folder that no version row uses (the step after storing
+    it failed), so that no folder is left without its version."""
+    used = db.scalar(select(ProblemVersion.id).where(
+        ProblemVersion.content_hash == content_hash).limit(1))
+    if used is None:
+        store.discard(content_hash)
+
+
+def publish(db: Session, version: ProblemVersion) -> None:
+    """Make a valid version the one learners see. Raises PackageError otherwise."""
+    if version.status != "valid":
+        status = STATUS_TEXT.get(version.status, T.same(version.status))
+        raise PackageRefused(T(f"版本 {version.content_hash[:12]} {status.zh}：只有验证通过"
+                               f"（有效）的版本才能发布",
+                               f"version {version.content_hash[:12]} is {status.en}: only "
+                               f"a valid version can be published"))
+    record = version.problem
+    clash = db.scalar(select(ProblemRecord).where(
+        ProblemRecord.number == record.number, ProblemRecord.id != record.id,
+        ProblemRecord.published_version_id.is_not(None)))
+    if clash is not None:
+        raise PackageRefused(T(f"编号 {record.number} 已经被已发布的题目 {clash.slug!r} 占用",
+                               f"number {record.number} is used by the published problem "
+                               f"{clash.slug!r}"))
+    record.published_version_id = version.id
+
+
+def unpublish(db: Session, record: ProblemRecord) -> None:
+    record.published_version_id = None
+
+
+def published(db: Session, store: Store) -> list[Problem]:
+    """The packages learners see, by number (a version missing on disk is logged and
+    left out rather than taking the site down)."""
+    rows = db.execute(select(ProblemVersion.content_hash).join(
+        ProblemRecord, ProblemRecord.published_version_id == ProblemVersion.id))
+    problems = []
+    for (content_hash,) in rows:
+        try:
+            problems.append(store.load(content_hash))
+        except PackageError as e:
+            log.error("published version %s cannot be loaded: %s", content_hash[:12], e)
+    return sorted(problems, key=lambda p: p.number)
+
+
+def validation_progress(db: Session, version_id: int, event: Event) -> None:
+    """Fold one progress event of a validate job into the version's report."""
+    version = db.get(ProblemVersion, version_id)
+    if version is None:
+        return
+    report = dict(version.report or {"ok": None, "errors": [], "files": []})
+    if isinstance(event, FilesPlanned):
+        report = {"ok": None, "errors": [], "files": [f.to_json() for f in event.files]}
+        version.status = "validating"
+    elif isinstance(event, FileChecked):
+        files = list(report.get("files", []))
+        entry = event.file.to_json()
+        for i, f in enumerate(files):
+            if f["label"] == entry["label"]:
+                files[i] = entry
+                break
+        else:
+            files.append(entry)
+        report["files"] = files
+    version.report = report
+
+
+def validation_finished(db: Session, version_id: int, result: dict[str, Any],
+                        now: datetime) -> None:
+    version = db.get(ProblemVersion, version_id)
+    if version is not None:
+        version.status = "valid" if result.get("ok") else "invalid"
+        version.report = result
+        version.validated_at = now

@@ -1,0 +1,278 @@
+"""The job queue, for judging submissions and validating problem versions alike: queueing
+(live submissions, validations, rejudges by priority), claiming, the lease (renew, events,
+result, release) and putting back jobs whose lease expired.
+
+Queue operations are single conditional UPDATEs (``... WHERE status = 'queued'``,
+``... WHERE lease_token = :t AND lease_expires_at >= :now``) so two workers can never hold
+the same job and a result is written once, on SQLite and PostgreSQL alike. A validate
+job's progress and result are folded into its version (:mod:`web.data.bank`).
+"""
+
+from __future__ import annotations
+
+import secrets
+from datetime import datetime, timedelta
+from typing import Any
+
+from sqlalchemy import and_, delete, func, or_, select, update
+from sqlalchemy.orm import Session
+
+from judge.events import Event
+from judge.package import Problem
+from web.data import bank, workers
+from web.db import rows_changed
+from web.models import (
+    Job,
+    JobEvent,
+    ProblemVersion,
+    Submission,
+    Worker,
+)
+
+MAX_ATTEMPTS = 3  # a job whose lease expired this many times is ended as internal_error
+
+
+# Queue priorities (higher first): live submissions 0; validations -5 (an admin is
+# waiting, but learners come first); rejudges -10 (nobody is waiting).
+VALIDATE_PRIORITY = -5
+
+
+REJUDGE_PRIORITY = -10
+
+
+def gpu_needs(problem: Problem) -> tuple[bool, bool]:
+    """(needs_gpu, prefers_gpu) of a package, as the queue wants them."""
+    return problem.meta.requires.cuda, problem.uses_cuda
+
+
+def queue_validation(db: Session, version: ProblemVersion, problem: Problem,
+                     now: datetime) -> Job:
+    """Ask the workers to validate a version (``python -m judge check`` in the sandbox)."""
+    needs, prefers = gpu_needs(problem)
+    version.status, version.report, version.validated_at = "uploaded", None, None
+    job = Job(kind="validate", version_id=version.id, status="queued",
+              priority=VALIDATE_PRIORITY, needs_gpu=needs, prefers_gpu=prefers, attempts=0,
+              created_at=now)
+    db.add(job)
+    db.flush()
+    return job
+
+
+def close_queued_validations(db: Session, version_id: int, now: datetime) -> None:
+    """Validations of a version still waiting for a worker are answered already (it was
+    validated on the server machine)."""
+    db.execute(update(Job).where(Job.kind == "validate", Job.version_id == version_id,
+                                 Job.status == "queued").values(status="done", finished_at=now))
+
+
+def rejudge(db: Session, slug: str, content_hash: str, now: datetime,
+            ids: list[int] | None = None, needs_gpu: bool = False,
+            prefers_gpu: bool = False) -> list[int]:
+    """Queue judged submissions of a problem again, at the given version and below live
+    submissions. Submissions already waiting for a job are skipped. The old result stays
+    shown until the new one is stored; the report names the version that judged it."""
+    q = select(Submission.id).where(Submission.problem == slug, Submission.status == "done")
+    if ids is not None:
+        q = q.where(Submission.id.in_(ids))
+    busy = select(Job.submission_id).where(Job.status.in_(("queued", "running")),
+                                           Job.submission_id.is_not(None))
+    chosen = list(db.scalars(q.where(Submission.id.not_in(busy)).order_by(Submission.id)))
+    db.add_all(Job(kind="judge", submission_id=sid, problem_version=content_hash,
+                   status="queued", priority=REJUDGE_PRIORITY, needs_gpu=needs_gpu,
+                   prefers_gpu=prefers_gpu, attempts=0, created_at=now) for sid in chosen)
+    return chosen
+
+
+def pending_rejudges(db: Session, slug: str) -> int:
+    return db.scalar(select(func.count()).select_from(Job).join(
+        Submission, Submission.id == Job.submission_id).where(
+        Submission.problem == slug, Job.status.in_(("queued", "running")),
+        Job.priority == REJUDGE_PRIORITY)) or 0
+
+
+def current_job(db: Session, sid: int) -> Job | None:
+    return db.scalar(select(Job).where(Job.submission_id == sid).order_by(Job.id.desc()).limit(1))
+
+
+def queue_position(db: Session, job: Job) -> int:
+    """How many queued jobs will be handed out before this one."""
+    ahead = or_(Job.priority > job.priority, and_(Job.priority == job.priority, Job.id < job.id))
+    return db.scalar(select(func.count()).select_from(Job)
+                     .where(Job.status == "queued", ahead)) or 0
+
+
+def requeue_expired(db: Session, now: datetime) -> list[int]:
+    """Hand jobs whose lease ran out back to the queue (or end them after MAX_ATTEMPTS).
+    Returns the submissions that changed (a validate job's version changes too)."""
+    requeued: list[int] = []
+    for job in db.scalars(select(Job).where(Job.status == "running",
+                                            Job.lease_expires_at < now)).all():
+        give_up = job.attempts >= MAX_ATTEMPTS
+        n = rows_changed(db, update(Job).where(Job.id == job.id, Job.status == "running",
+                                           Job.lease_token == job.lease_token,
+                                           Job.lease_expires_at < now)
+                     .values(status="done" if give_up else "queued", lease_token=None,
+                             lease_expires_at=None, worker_id=None,
+                             finished_at=now if give_up else None))
+        if n != 1:  # renewed or finished meanwhile
+            continue
+        db.execute(delete(JobEvent).where(JobEvent.job_id == job.id))
+        if job.kind == "validate":
+            _version_back(db, job, now, give_up)
+            continue
+        values: dict[str, Any] = {"status": "queued"}
+        if give_up:
+            values = {"status": "done", "verdict": "internal_error", "passed": 0, "total": 0,
+                      "judged_at": now, "report": abandoned_report(job)}
+        db.execute(update(Submission).where(Submission.id == job.submission_id,
+                                            Submission.status != "done").values(**values))
+        requeued.append(job.submission_id or 0)
+    db.commit()
+    return requeued
+
+
+def _version_back(db: Session, job: Job, now: datetime, give_up: bool) -> None:
+    """A validate job went back to the queue (or was given up on)."""
+    if job.version_id is None:
+        return
+    if give_up:
+        bank.validation_finished(db, job.version_id, {
+            "ok": False, "files": [],
+            "errors": [f"validation did not finish in {job.attempts} attempts (the worker "
+                       f"was lost); validate it again"]}, now)
+    else:
+        db.execute(update(ProblemVersion).where(ProblemVersion.id == job.version_id)
+                   .values(status="uploaded"))
+
+
+def abandoned_report(job: Job) -> dict[str, Any]:
+    assert job.submission is not None
+    zh = f"评测在 {job.attempts} 次尝试中都没有完成（评测机失联），请稍后重新提交"
+    en = (f"judging did not finish in {job.attempts} attempts (the worker was lost); "
+          f"please submit again later")
+    return {"verdict": "internal_error", "problem": job.submission.problem,
+            "problem_version": job.submission.problem_version, "seed": 0, "isolation": "",
+            "message": zh, "messages": {"zh": zh, "en": en}, "tests": [], "passed": 0,
+            "total": 0, "throughput": []}
+
+
+def claim(db: Session, worker_id: int, gpu: bool, now: datetime, lease_s: float) -> Job | None:
+    """Atomically take the next queued job: jobs that want a GPU first for GPU workers,
+    then by priority, then first come first served. A CPU worker never takes a job that
+    needs a GPU, and takes one that prefers it only while no GPU worker is alive."""
+    conditions = [Job.status == "queued"]
+    if not gpu:
+        conditions.append(Job.needs_gpu.is_(False))
+        if workers.gpu_worker_alive(db, now):
+            conditions.append(Job.prefers_gpu.is_(False))
+    wants_gpu = or_(Job.needs_gpu, Job.prefers_gpu)
+    pick = (select(Job.id).where(*conditions)
+            .order_by(wants_gpu.desc(), Job.priority.desc(), Job.id).limit(1))
+    if db.get_bind().dialect.name == "postgresql":
+        pick = pick.with_for_update(skip_locked=True)
+    token = secrets.token_hex(16)
+    taken = update(Job).where(Job.id == pick.scalar_subquery(), Job.status == "queued").values(
+        status="running", lease_token=token, worker_id=worker_id, claimed_at=now,
+        lease_expires_at=now + timedelta(seconds=lease_s), attempts=Job.attempts + 1)
+    changed = rows_changed(db, taken.execution_options(synchronize_session=False))
+    if changed != 1:
+        db.rollback()
+        return None
+    job = db.scalar(select(Job).where(Job.lease_token == token))
+    assert job is not None
+    db.execute(delete(JobEvent).where(JobEvent.job_id == job.id))  # a previous attempt's
+    if job.kind == "validate":
+        db.execute(update(ProblemVersion).where(ProblemVersion.id == job.version_id)
+                   .values(status="validating"))
+    else:
+        db.execute(update(Submission).where(Submission.id == job.submission_id,
+                                            Submission.status != "done")
+                   .values(status="running"))
+    db.execute(update(Worker).where(Worker.id == worker_id).values(last_seen_at=now))
+    db.commit()
+    return job
+
+
+def _holds_lease(job_id: int, token: str, now: datetime):
+    return and_(Job.id == job_id, Job.lease_token == token, Job.status == "running",
+                Job.lease_expires_at >= now)
+
+
+def renew(db: Session, job_id: int, token: str, now: datetime, lease_s: float) -> bool:
+    changed = rows_changed(db, update(Job).where(_holds_lease(job_id, token, now))
+                       .values(lease_expires_at=now + timedelta(seconds=lease_s)))
+    if changed == 1:
+        db.execute(update(Worker).where(Worker.id == select(Job.worker_id).where(
+            Job.id == job_id).scalar_subquery()).values(last_seen_at=now))
+    db.commit()
+    return changed == 1
+
+
+def add_events(db: Session, job_id: int, token: str, now: datetime,
+               events: list[Event]) -> Job | None:
+    """Store progress events if the lease is still held (a validate job's fold into its
+    version's report); the job, else None."""
+    # A no-op UPDATE under the lease condition: it checks the lease and locks the job in
+    # one step, so a job requeued meanwhile never gets a stale attempt's events.
+    if rows_changed(db, update(Job).where(_holds_lease(job_id, token, now))
+                .values(lease_token=Job.lease_token)) != 1:
+        db.rollback()
+        return None
+    job = db.get(Job, job_id)
+    assert job is not None
+    if job.kind == "validate":
+        for event in events:
+            bank.validation_progress(db, job.version_id or 0, event)
+    else:
+        # the learner's view: no seed, hidden tests without message or output
+        db.add_all(JobEvent(job_id=job_id, submission_id=job.submission_id,
+                            payload=e.to_json("zh", learner=True), created_at=now)
+                   for e in events)
+    db.commit()
+    return job
+
+
+def finish(db: Session, job_id: int, token: str, now: datetime,
+           result: dict[str, Any], summary: dict[str, Any]) -> tuple[str, Job | None]:
+    """Write a job's result once (a submission's report, or a validation's). Returns
+    ("stored", job), ("duplicate", job) when this lease already stored it, or
+    ("rejected", None) when the lease was lost."""
+    changed = rows_changed(db, update(Job).where(_holds_lease(job_id, token, now))
+                       .values(status="done", finished_at=now))
+    if changed != 1:
+        db.rollback()
+        job = db.get(Job, job_id)
+        if job is not None and job.status == "done" and job.lease_token == token:
+            return "duplicate", job
+        return "rejected", None
+    job = db.get(Job, job_id)
+    assert job is not None
+    if job.kind == "validate":
+        bank.validation_finished(db, job.version_id or 0, result, now)
+    else:
+        db.execute(update(Submission).where(Submission.id == job.submission_id)
+                   .values(status="done", report=result, judged_at=now, **summary))
+    db.execute(delete(JobEvent).where(JobEvent.job_id == job_id))
+    db.commit()
+    return "stored", job
+
+
+def release(db: Session, job_id: int, token: str, now: datetime) -> Job | None:
+    """A worker gives a job back unjudged (it is shutting down): queued again at once."""
+    changed = rows_changed(db, update(Job).where(_holds_lease(job_id, token, now))
+                       .values(status="queued", lease_token=None, lease_expires_at=None,
+                               worker_id=None))
+    if changed != 1:
+        db.rollback()
+        return None
+    job = db.get(Job, job_id)
+    assert job is not None
+    db.execute(delete(JobEvent).where(JobEvent.job_id == job_id))
+    if job.kind == "validate":
+        _version_back(db, job, now, give_up=False)
+    else:
+        db.execute(update(Submission).where(Submission.id == job.submission_id,
+                                            Submission.status != "done")
+                   .values(status="queued"))
+    db.commit()
+    return job

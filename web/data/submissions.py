@@ -1,0 +1,89 @@
+"""Submissions: storing one with its job (under the rate limits), reading them back, a
+job's progress events."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+
+from sqlalchemy import func, select
+from sqlalchemy.orm import Session
+
+from web.models import (
+    Job,
+    JobEvent,
+    Submission,
+    User,
+)
+
+IN_FLIGHT = ("queued", "running")
+
+
+@dataclass
+class Limited(Exception):
+    """A submission refused by a rate limit; ``retry_after`` in seconds when it helps."""
+
+    reason: str  # "in_flight" or "per_minute"
+    retry_after: int = 0
+
+
+def add_submission(db: Session, user: User, problem: str, version: str, code: str,
+                   now: datetime, per_minute: int, *, needs_gpu: bool = False,
+                   prefers_gpu: bool = False) -> Submission:
+    """Store a submission and its job, or raise Limited with nothing stored.
+
+    The rows are inserted first and the limits counted after, in the same transaction:
+    the insert takes SQLite's write lock (and the user row is locked on PostgreSQL), so
+    two requests of one user racing each other see each other's row and one rolls back.
+    """
+    db.execute(select(User.id).where(User.id == user.id).with_for_update())
+    sub = Submission(user_id=user.id, problem=problem, problem_version=version, code=code,
+                     status="queued", created_at=now)
+    db.add(sub)
+    db.flush()
+    db.add(Job(submission_id=sub.id, status="queued", priority=0, needs_gpu=needs_gpu,
+               prefers_gpu=prefers_gpu, attempts=0, created_at=now))
+    db.flush()
+    in_flight = db.scalar(select(func.count()).select_from(Submission).where(
+        Submission.user_id == user.id, Submission.status.in_(IN_FLIGHT)))
+    since = now - timedelta(minutes=1)
+    recent = list(db.scalars(select(Submission.created_at).where(
+        Submission.user_id == user.id, Submission.created_at > since)
+        .order_by(Submission.created_at)))
+    if (in_flight or 0) > 1:
+        db.rollback()
+        raise Limited("in_flight")
+    if len(recent) > per_minute:
+        db.rollback()
+        wait = (recent[0] - since).total_seconds()
+        raise Limited("per_minute", max(1, int(wait) + 1))
+    db.commit()
+    return sub
+
+
+def get_submission(db: Session, sid: int) -> Submission | None:
+    return db.get(Submission, sid)
+
+
+def user_submissions(db: Session, user_id: int, *, problem: str | None = None,
+                     limit: int = 50, offset: int = 0) -> list[Submission]:
+    q = select(Submission).where(Submission.user_id == user_id)
+    if problem:
+        q = q.where(Submission.problem == problem)
+    return list(db.scalars(q.order_by(Submission.id.desc()).limit(limit).offset(offset)))
+
+
+def count_user_submissions(db: Session, user_id: int) -> int:
+    return db.scalar(select(func.count()).select_from(Submission)
+                     .where(Submission.user_id == user_id)) or 0
+
+
+def problem_submissions(db: Session, slug: str, limit: int = 200) -> list[Submission]:
+    return list(db.scalars(select(Submission).where(Submission.problem == slug)
+                           .order_by(Submission.id.desc()).limit(limit)))
+
+
+def events_after(db: Session, sid: int, after_id: int) -> list[JobEvent]:
+    return list(db.scalars(select(JobEvent).where(JobEvent.submission_id == sid,
+                                                  JobEvent.id > after_id)
+                           .order_by(JobEvent.id)))

@@ -1,0 +1,172 @@
+"""The server-sent event streams: one submission's progress for its reader (see web/README.md
+for the events; it ends after ``done``), and a version's validation for admins (snapshots,
+until it is valid or invalid). Each waits on the :class:`web.hub.Hub` between looks at
+the database."""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import AsyncIterator, Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from sqlalchemy.orm import Session, sessionmaker
+from starlette.concurrency import run_in_threadpool
+from starlette.requests import Request
+
+from judge.events import (
+    Done,
+    EventKind,
+    PlannedTest,
+    Queued,
+    Started,
+    TestJudged,
+    ThroughputMeasured,
+    kind_of,
+)
+from judge.report import Report
+from judge.verdict import Verdict
+from web.data import queue, submissions
+from web.hub import Hub
+from web.submission_view import event_view
+
+POLL_S = 1.0  # the longest a stream waits before looking at the database again
+
+
+HEARTBEAT_S = 15.0
+
+
+def sse(data: dict[str, Any], event_id: int | None = None) -> str:
+    head = f"id: {event_id}\n" if event_id is not None else ""
+    return f"{head}data: {json.dumps(data, ensure_ascii=False)}\n\n"
+
+
+@dataclass
+class Snapshot:
+    status: str
+    position: int | None
+    events: list[tuple[int, dict[str, Any]]]
+    report: dict[str, Any] | None
+    verdict: str | None
+    ratio: float | None
+
+
+def snapshot(maker: sessionmaker[Session], sid: int, after_id: int) -> Snapshot | None:
+    with maker() as db:
+        sub = submissions.get_submission(db, sid)
+        if sub is None:
+            return None
+        position = None
+        if sub.status == "queued":
+            job = queue.current_job(db, sid)
+            position = queue.queue_position(db, job) if job else None
+        events = [(e.id, e.payload) for e in submissions.events_after(db, sid, after_id)]
+        return Snapshot(sub.status, position, events, sub.report, sub.verdict, sub.ratio)
+
+
+@dataclass
+class Stream:
+    """Follows one submission for one reader until its result is stored."""
+
+    maker: sessionmaker[Session]
+    hub: Hub
+    sid: int
+    lang: str
+    last_id: int = 0
+    sent_tests: set[int] = field(default_factory=set)
+    sent_throughput: int = 0
+    started: bool = False
+    last_queued: tuple[str, int | None] | None = None
+
+    async def run(self, request: Request) -> AsyncIterator[str]:
+        beat = time.monotonic()
+        while True:
+            snap = await run_in_threadpool(snapshot, self.maker, self.sid, self.last_id)
+            if snap is None:
+                return
+            if snap.status == "queued" and self.last_queued != ("queued", snap.position):
+                self.last_queued = ("queued", snap.position)
+                yield sse(Queued(snap.position).to_json())
+            elif snap.status != "queued":
+                self.last_queued = None
+            for event_id, payload in snap.events:
+                self.last_id = event_id
+                self._track(payload)
+                yield sse(event_view(payload, self.lang), event_id)
+            if snap.status == "done":
+                for chunk in self._finish(snap):
+                    yield chunk
+                return
+            if await request.is_disconnected():
+                return
+            if time.monotonic() - beat > HEARTBEAT_S:
+                beat = time.monotonic()
+                yield ": keep-alive\n\n"
+            await self.hub.wait(("submission", self.sid), POLL_S)
+
+    def _track(self, payload: dict[str, Any]) -> None:
+        kind = kind_of(payload)
+        if kind is EventKind.START:
+            self.started, self.sent_tests, self.sent_throughput = True, set(), 0
+        elif kind is EventKind.TEST:
+            self.sent_tests.add(payload["index"])
+        elif kind is EventKind.THROUGHPUT:
+            self.sent_throughput += 1
+
+    def _finish(self, snap: Snapshot) -> list[str]:
+        """Whatever the reader has not seen of the stored report, then ``done``: a reader
+        who connects late, or whose last events were cleared with the result, gets the
+        same sequence as one who watched it live."""
+        report = Report.from_json(snap.report) if snap.report else None
+        tests = report.tests if report else []
+        events: list[Any] = []
+        if not self.started:
+            events.append(Started(len(tests), tuple(PlannedTest(t.name, t.visibility)
+                                                    for t in tests)))
+        events += [TestJudged(i, t) for i, t in enumerate(tests) if i not in self.sent_tests]
+        if report:
+            events += [ThroughputMeasured(tp) for tp in report.throughput[self.sent_throughput:]]
+        events.append(Done.of(report) if report else
+                      Done(Verdict(snap.verdict or Verdict.INTERNAL_ERROR), 0, 0, snap.ratio))
+        return [sse(e.to_json(self.lang, learner=True)) for e in events]
+
+
+def stream_factory(request: Request) -> Callable[[int, str], Stream]:
+    state = request.app.state
+    return lambda sid, lang: Stream(state.sessionmaker, state.hub, sid, lang)
+
+
+def version_snapshot(maker: sessionmaker[Session], vid: int) -> dict[str, Any] | None:
+    """A version's validation as the admin pages show it."""
+    from web.models import ProblemVersion
+
+    with maker() as db:
+        version = db.get(ProblemVersion, vid)
+        if version is None:
+            return None
+        report = version.report or {}
+        return {"id": version.id, "status": version.status, "ok": report.get("ok"),
+                "errors": report.get("errors", []), "files": report.get("files", []),
+                "skipped": report.get("skipped", [])}
+
+
+async def follow_version(maker: sessionmaker[Session], hub: Hub, vid: int,
+                         request: Request) -> AsyncIterator[str]:
+    """Server-sent snapshots of a version's validation, one per change, until it is
+    ``valid`` or ``invalid``."""
+    last: dict[str, Any] | None = None
+    beat = time.monotonic()
+    while True:
+        snap = await run_in_threadpool(version_snapshot, maker, vid)
+        if snap is None:
+            return
+        if snap != last:
+            last = snap
+            yield sse(snap)
+        if snap["status"] in ("valid", "invalid") or await request.is_disconnected():
+            return
+        if time.monotonic() - beat > HEARTBEAT_S:
+            beat = time.monotonic()
+            yield ": keep-alive\n\n"
+        await hub.wait(("version", vid), POLL_S)

@@ -1,0 +1,101 @@
+"""What a submission looks like from outside: one function builds it for the API, the pages
+and the event stream, so they agree.
+
+Learners see their public tests in full and hidden tests by name, category, verdict and
+time only (``judge.report`` redacts). Admins (``full=True``) see the stored report as is.
+While a job runs, the tests come from its progress events (``judge.events``), stored as
+the learner's view when the worker posted them (``web.data.queue.add_events``), so they
+hold nothing a learner may not see.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from judge.events import (
+    GRADING,
+    Event,
+    EventKind,
+    Running,
+    Started,
+    TestJudged,
+    ThroughputMeasured,
+    event_from_json,
+    kind_of,
+)
+from judge.report import Report
+from web.models import JobEvent, Submission
+
+
+def ingest_event(raw: Any) -> Event | None:
+    """A worker's progress event of a judging, checked (ValueError when malformed). None
+    for the grader's own ``done`` (the server sends ``done`` once the result is stored)
+    and for kinds a judging does not send. Stored as its learner view."""
+    if not isinstance(raw, dict):
+        raise ValueError("an event must be an object")
+    kind = kind_of(raw)
+    if kind not in GRADING or kind is EventKind.DONE:
+        return None
+    return event_from_json(raw)
+
+
+def event_view(payload: dict[str, Any], lang: str) -> dict[str, Any]:
+    """A stored event as sent on the stream, in the reader's language."""
+    return event_from_json(payload).to_json(lang, learner=True)
+
+
+def progress(events: list[JobEvent], lang: str) -> dict[str, Any]:
+    """The state so far of a running job: its tests (verdict None until they land), the
+    test running now, and throughput results."""
+    tests: list[dict[str, Any]] = []
+    running: int | str | None = None
+    throughput: list[dict[str, Any]] = []
+    for ev in events:
+        event = event_from_json(ev.payload)
+        if isinstance(event, Started):
+            tests = [{"name": t.name, "visibility": t.visibility, "verdict": None,
+                      "message": "", "time_ms": None, "category": ""} for t in event.tests]
+            running, throughput = None, []
+        elif isinstance(event, Running):
+            running = event.index if event.index is not None else event.name
+        elif isinstance(event, TestJudged) and 0 <= event.index < len(tests):
+            tests[event.index] = event.result.to_json(lang, learner=True)
+        elif isinstance(event, ThroughputMeasured):
+            throughput.append(event.result.to_json())
+    return {"tests": tests, "running": running, "throughput": throughput}
+
+
+def summary(report: Report) -> dict[str, Any]:
+    """The submission columns a stored report fills in (the problem version too, when the
+    worker judged another version than the one recorded at submission). ``total`` leaves
+    out tests this machine could not run (a CUDA case on a worker without a GPU), so an
+    accepted submission reads "23 / 23", not "23 / 24"."""
+    columns: dict[str, Any] = {"verdict": str(report.verdict), "passed": report.passed,
+                               "total": report.total, "ratio": report.ratio}
+    if len(report.problem_version or "") == 64:
+        columns["problem_version"] = report.problem_version
+    return columns
+
+
+def submission_view(sub: Submission, lang: str, *, full: bool = False,
+                    position: int | None = None,
+                    events: list[JobEvent] | None = None) -> dict[str, Any]:
+    """The API's ``GET /api/submissions/{id}`` object (and the submission page's data)."""
+    data: dict[str, Any] = {
+        "id": sub.id, "problem": sub.problem, "problem_version": sub.problem_version,
+        "user": sub.user.username, "status": sub.status, "verdict": None, "message": "",
+        "tests": [], "passed": None, "total": None, "throughput": [], "ratio": sub.ratio,
+        "created_at": sub.created_at.isoformat() + "Z",
+        "judged_at": sub.judged_at.isoformat() + "Z" if sub.judged_at else None,
+        "position": position, "running": None, "view": "full" if full else "learner",
+    }
+    if sub.status == "done" and sub.report is not None:
+        report = Report.from_json(sub.report)
+        shown = report.to_json(lang, learner=not full)
+        if not full:
+            shown.pop("seed", None)  # hidden inputs are drawn from it
+        data.update({k: v for k, v in shown.items() if k not in ("problem", "problem_version")})
+        data["status"] = "done"
+    elif events is not None:
+        data.update(progress(events, lang))
+    return data
