@@ -26,7 +26,14 @@ from judge.i18n import T
 from judge.package import Problem
 from judge.report import EMPTY, NEEDS_CUDA, Report, SkipReason, TestResult, cpu_only_message
 from judge.session import Budget, ImportFailed, RunnerLost, RunnerSession, SubmissionError
-from judge.testing import CaseFailed, CaseSpec, Ctx, ReferenceFailed, case_seed
+from judge.testing import (
+    CaseFailed,
+    CaseSkipped,
+    CaseSpec,
+    Ctx,
+    ReferenceFailed,
+    case_seed,
+)
 from judge.verdict import Verdict
 from judge.workdirs import job_root
 from sandbox.launch import Job, Launcher, Limits
@@ -265,9 +272,11 @@ def run_case(problem: Problem, spec: CaseSpec, sessions: Sessions, seed: int,
         message = T.join(ctx.notes)
     except CaseFailed as e:
         verdict, message = Verdict.WRONG_ANSWER, e.message
+    except CaseSkipped as e:
+        verdict, message, skip = Verdict.SKIPPED, e.message, SkipReason.UNAVAILABLE
     except SubmissionError as e:
         verdict = Verdict.MEMORY_LIMIT_EXCEEDED if e.is_memory else Verdict.RUNTIME_ERROR
-        message = e.describe()
+        message = e.describe(None if e.is_memory else ctx.error_hint(e))
     except RunnerLost as e:
         verdict, message = e.verdict, e.message
     except ImportFailed as e:

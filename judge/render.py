@@ -45,9 +45,12 @@ def summary(report: Report, lang: str) -> str:
     skipped = report.skipped
     text = T(f"{v.label.zh}：{report.passed} / {report.total} 个用例通过",
              f"{v.label.en}: {report.passed} / {report.total} cases passed")(lang)
-    if skipped:
+    if skipped and all(t.needs_cuda for t in report.tests if t.unavailable):
         text += T(f"（{skipped} 个未运行：需要本机没有的 CUDA）",
                   f" ({skipped} skipped: they need CUDA, which this machine lacks)")(lang)
+    elif skipped:
+        text += T(f"（{skipped} 个未运行：本机无法运行，原因见各用例）",
+                  f" ({skipped} skipped: this machine cannot run them, see each case)")(lang)
     if report.cpu_only:
         text += T("；结果只代表 CPU 用例", "; the verdict covers the CPU cases only")(lang)
     return paint(text, color)

@@ -33,6 +33,9 @@ class SkipReason(enum.StrEnum):
     or repeated crashes are (they were not passed)."""
 
     NEEDS_CUDA = "needs_cuda"
+    # The case called ``t.skip``: this machine cannot run it (its torch lacks a feature the
+    # case needs); like a CUDA case without a GPU, not a failure and not counted.
+    UNAVAILABLE = "unavailable"
     NOT_RUN = "not_run"  # an earlier failure ended the judging
     OFFLINE = "offline"  # the practice CLI cannot replay this case's recorded answers
 
@@ -55,6 +58,12 @@ class TestResult:
     @property
     def needs_cuda(self) -> bool:
         return self.skip is SkipReason.NEEDS_CUDA
+
+    @property
+    def unavailable(self) -> bool:
+        """Skipped because this machine cannot run it: a CUDA case without a GPU, or a
+        case that needs what this machine's torch lacks (``t.skip``)."""
+        return self.skip in (SkipReason.NEEDS_CUDA, SkipReason.UNAVAILABLE)
 
     def to_json(self, lang: str, *, learner: bool = False) -> dict[str, Any]:
         hidden = self.visibility == "hidden"
@@ -166,9 +175,9 @@ class Report:
 
     @property
     def skipped(self) -> int:
-        """Cases this machine could not run (CUDA cases without a GPU): not failures, and
-        not counted in ``total``."""
-        return sum(t.needs_cuda for t in self.tests)
+        """Cases this machine could not run (CUDA cases without a GPU, cases that need what
+        its torch lacks): not failures, and not counted in ``total``."""
+        return sum(t.unavailable for t in self.tests)
 
     @property
     def total(self) -> int:
@@ -178,8 +187,8 @@ class Report:
     @property
     def cuda_not_run(self) -> int:
         """CUDA cases and CUDA speed checks this machine could not run (it has no GPU)."""
-        return self.skipped + sum(t.device == "cuda" and t.verdict is Verdict.SKIPPED
-                                  for t in self.throughput)
+        return sum(t.needs_cuda for t in self.tests) + sum(
+            t.device == "cuda" and t.verdict is Verdict.SKIPPED for t in self.throughput)
 
     @property
     def cpu_only(self) -> bool:

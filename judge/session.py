@@ -78,10 +78,12 @@ class SubmissionError(Exception):
                 or self.type == "OutOfMemoryError"
                 or "can't allocate memory" in text or "out of memory" in text)
 
-    def describe(self) -> T:
+    def describe(self, hint: T | None = None) -> T:
+        """What was raised, a ``hint`` (if any) after it, then the traceback."""
         head = f"{self.type}: {self.message}".strip()
         tb = f"\n{self.traceback.rstrip()}" if self.traceback else ""
-        raised = T(f"抛出了异常 {head}{tb}", f"raised {head}{tb}")
+        said = T(head, head) if hint is None else T(f"{head} —— {hint.zh}", f"{head} — {hint.en}")
+        raised = T(f"抛出了异常 {said.zh}{tb}", f"raised {said.en}{tb}")
         if not self.oom_killed:
             return raised
         return T("超出内存限制：内核结束了这个任务的一个进程（例如 DataLoader 的 worker；"

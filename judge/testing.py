@@ -62,6 +62,15 @@ class CaseFailed(Exception):
         super().__init__(message.en)
 
 
+class CaseSkipped(Exception):
+    """This machine cannot run the case (``t.skip``): its torch lacks what the case needs.
+    Like a CUDA case on a machine without a GPU, it is neither a failure nor counted."""
+
+    def __init__(self, message: T) -> None:
+        self.message = message
+        super().__init__(message.en)
+
+
 class ReferenceFailed(Exception):
     """The reference itself failed: the package is broken (internal_error)."""
 
@@ -243,6 +252,7 @@ class Ctx:
     rng: torch.Generator = field(init=False)
     random: random.Random = field(init=False)
     notes: list[T] = field(default_factory=list)
+    error_hints: list[Callable[[SubmissionError], T | None]] = field(default_factory=list)
     _fresh: list[RunnerSession] = field(default_factory=list)
     _files: int = 0
 
@@ -353,5 +363,25 @@ class Ctx:
         """Add a line to the case's message even if it passes (shown for public cases)."""
         self.notes.append(T(zh, en))
 
+    def skip(self, zh: str, en: str) -> NoReturn:
+        """End the case as skipped because this machine cannot run it (say why: "this
+        torch has no GradScaler for the CPU"). It is not a failure and is not counted in
+        the total, like a CUDA case on a machine without a GPU."""
+        raise CaseSkipped(T(zh, en))
 
-__all__ = ["CaseFailed", "Ctx", "Event", "ReferenceFailed", "Suite", "case", "workload"]
+    def explain_errors(self, explain: Callable[[SubmissionError], T | None]) -> None:
+        """Give the learner a hint when the submission raises during this case:
+        ``explain(error)`` sees the exception's ``type`` and ``message`` and returns a hint
+        or None. The verdict stays runtime_error; the hint follows the exception's message
+        (say, for the errors a library raises when its API is called out of order)."""
+        self.error_hints.append(explain)
+
+    def error_hint(self, error: SubmissionError) -> T | None:
+        for explain in self.error_hints:
+            if (hint := explain(error)) is not None:
+                return hint
+        return None
+
+
+__all__ = ["CaseFailed", "CaseSkipped", "Ctx", "Event", "ReferenceFailed", "Suite", "case",
+           "workload"]

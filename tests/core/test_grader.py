@@ -217,3 +217,50 @@ def test_a_cpu_problem_on_a_gpu_worker_runs_on_the_cpu(make_problem, launcher):
     report, _ = run(make_problem(), GOOD, launcher, cuda=True, throughput=False)
     assert report.verdict is Verdict.ACCEPTED, report.message
     assert report.device == "cpu"
+
+
+SKIP_AND_EXPLAIN_TESTS = '''
+import torch
+from judge.i18n import T
+from judge.testing import case
+
+@case(public=True, zh="样例", en="example")
+def example_doubles(t):
+    t.expect_equal(t.sub.double(torch.tensor([1])), torch.tensor([2]), "double(x)")
+
+@case(zh="需要更新的 torch", en="needs a newer torch")
+def needs_a_feature(t):
+    t.skip("本机的 torch 没有这个功能", "this torch lacks the feature")
+    t.sub.double(torch.tensor([1]))
+
+@case(zh="带提示的异常", en="an exception with a hint")
+def explained(t):
+    t.explain_errors(lambda e: T("提示：先调用 setup()", "hint: call setup() first")
+                     if "not set up" in e.message else None)
+    t.sub.double(torch.tensor([1]))
+'''
+
+
+def test_a_skipped_case_is_neither_a_failure_nor_counted(make_problem, launcher):
+    from judge.render import summary
+
+    report, _ = run(make_problem(tests=SKIP_AND_EXPLAIN_TESTS), GOOD, launcher)
+    assert report.verdict is Verdict.ACCEPTED
+    skipped = report.tests[1]
+    assert skipped.verdict is Verdict.SKIPPED and skipped.unavailable
+    assert skipped.message.en == "this torch lacks the feature"
+    assert skipped.to_json("en")["skip"] == "unavailable"
+    assert (report.passed, report.total, report.skipped) == (2, 2, 1)
+    assert "this machine cannot run them" in summary(report, "en")
+
+
+def test_explain_errors_adds_a_hint_to_a_runtime_error(make_problem, launcher):
+    code = "def double(x):\n    raise RuntimeError('double is not set up')\n"
+    report, _ = run(make_problem(tests=SKIP_AND_EXPLAIN_TESTS), code, launcher,
+                    cases=("explained", "example_doubles"))
+    assert report.verdict is Verdict.RUNTIME_ERROR
+    by_name = {t.name: t for t in report.tests}
+    hinted, plain = by_name["explained"].message, by_name["example_doubles"].message
+    assert "RuntimeError: double is not set up — hint: call setup() first" in hinted.en
+    assert "提示：先调用 setup()" in hinted.zh
+    assert "hint" not in plain.en  # only the case that asked for it

@@ -1,0 +1,21 @@
+# Wrong: never calls scaler.update(): the scale neither backs off after a skipped step nor
+# grows (and the next scaler.step raises).
+import torch
+
+
+def amp_train_step(model, batch, optimizer, scaler, loss_fn, *, max_grad_norm=None,
+                   scheduler=None, device_type="cpu", dtype=torch.bfloat16):
+    x, y = batch
+    optimizer.zero_grad(set_to_none=True)
+    with torch.autocast(device_type=device_type, dtype=dtype):
+        loss = loss_fn(model(x), y)
+    scaler.scale(loss).backward()
+    if max_grad_norm is not None:
+        scaler.unscale_(optimizer)
+        torch.nn.utils.clip_grad_norm_(model.parameters(), max_grad_norm)
+    scale = scaler.get_scale()
+    scaler.step(optimizer)
+    taken = scaler.get_scale() >= scale
+    if taken and scheduler is not None:
+        scheduler.step()
+    return loss.item(), taken

@@ -1,0 +1,22 @@
+# Wrong: clears the gradients (to zeros) after the backward, so every step uses zero
+# gradients and only momentum moves the parameters.
+import torch
+
+
+def amp_train_step(model, batch, optimizer, scaler, loss_fn, *, max_grad_norm=None,
+                   scheduler=None, device_type="cpu", dtype=torch.bfloat16):
+    x, y = batch
+    with torch.autocast(device_type=device_type, dtype=dtype):
+        loss = loss_fn(model(x), y)
+    scaler.scale(loss).backward()
+    optimizer.zero_grad(set_to_none=False)
+    if max_grad_norm is not None:
+        scaler.unscale_(optimizer)
+        torch.nn.utils.clip_grad_norm_(model.parameters(), max_grad_norm)
+    scale = scaler.get_scale()
+    scaler.step(optimizer)
+    scaler.update()
+    taken = scaler.get_scale() >= scale
+    if taken and scheduler is not None:
+        scheduler.step()
+    return loss.item(), taken

@@ -1,0 +1,32 @@
+# Wrong: ignores the ignore_index argument and uses cross_entropy's default -100.
+import torch.nn.functional as F
+
+
+def windows(loader, accum_steps):
+    window = []
+    for batch in loader:
+        window.append(batch)
+        if len(window) == accum_steps:
+            yield window
+            window = []
+    if window:
+        yield window
+
+
+def train_epoch(model, loader, optimizer, accum_steps, *, ignore_index=-100):
+    losses = []
+    for window in windows(loader, accum_steps):
+        n = int(sum((labels != -100).sum() for _, labels in window))
+        if n == 0:
+            continue
+        optimizer.zero_grad(set_to_none=True)
+        total = 0.0
+        for input_ids, labels in window:
+            logits = model(input_ids)
+            loss = F.cross_entropy(logits.reshape(-1, logits.shape[-1]), labels.reshape(-1),
+                                   reduction="sum")
+            (loss / n).backward()
+            total = total + loss.item()
+        optimizer.step()
+        losses.append(total / n)
+    return losses
