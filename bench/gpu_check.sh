@@ -17,7 +17,8 @@
 #      check's loop per solution, whether the races show, the copy log);
 #   3. python -m judge check -v -j 1 SLUG...: every file's verdict and speed ratios, CUDA
 #      cases and '# judge-check: needs cuda' fixtures included (one file at a time, so that
-#      no other job shares the GPU with a timing);
+#      no other job shares the GPU's copy engine with a timing; GPU_CHECK_JOBS=2 halves the
+#      time at that risk);
 #   4. pytest -m gpu: the tests that need a GPU (the sandbox's skip without bubblewrap).
 # What each result must show is written in the README ("GPU checks").
 set -uo pipefail
@@ -66,12 +67,12 @@ echo "problems with CUDA parts: ${SLUGS[*]}"
 step "2. cuda-prefetcher: raw figures"
 start=$SECONDS
 "$PY" bench/prefetch_probe.py --reps 3
-echo "(${SECONDS}s after $start)"
+echo "($((SECONDS - start)) s)"
 
 step "3. judge check, CUDA included"
 for slug in "${SLUGS[@]}"; do
   t0=$SECONDS
-  "$PY" -m judge check "$slug" -v -j 1 "${ISOLATION[@]}"
+  "$PY" -m judge check "$slug" -v -j "${GPU_CHECK_JOBS:-1}" "${ISOLATION[@]}"
   echo "($slug: $((SECONDS - t0)) s)"
 done
 
