@@ -86,7 +86,10 @@ def cmd_check(args: argparse.Namespace) -> int:
             def progress(outcome) -> None:
                 if args.verbose:
                     mark = paint("✓", "32") if outcome.ok else paint("✗", "31")
-                    print(f"   {mark} {outcome.label}: {outcome.report.verdict}", flush=True)
+                    ratios = ", ".join(f"{t.name} {t.ratio:.2f}x"
+                                       for t in outcome.report.throughput if t.ratio is not None)
+                    print(f"   {mark} {outcome.label}: {outcome.report.verdict}"
+                          + (f"  ({ratios})" if ratios else ""), flush=True)
 
             result = check_problem(problem, launcher, seed=args.seed, workers=args.jobs,
                                    throughput=not args.no_throughput,

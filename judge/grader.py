@@ -24,7 +24,7 @@ from judge.events import Done, Event, PlannedTest, Running, Started, TestJudged
 from judge.expected import ReplayMismatch, ReplaySession
 from judge.i18n import T
 from judge.package import Problem
-from judge.report import NEEDS_CUDA, Report, SkipReason, TestResult
+from judge.report import EMPTY, NEEDS_CUDA, Report, SkipReason, TestResult, cpu_only_message
 from judge.session import Budget, ImportFailed, RunnerLost, RunnerSession, SubmissionError
 from judge.testing import (
     CaseFailed,
@@ -151,6 +151,8 @@ def grade(problem: Problem, code: str, launcher: Launcher, options: Options = Op
     try:
         with job_root(launcher, options.jobs_root) as root:
             _grade(problem, code, launcher, options, report, root, emit)
+        if report.cpu_only and report.message == EMPTY:
+            report.message = cpu_only_message(report.cuda_not_run)
     except Exception as e:  # making the folder failed (the clean-up itself never raises)
         log.exception("no job folder for %s", problem.slug)
         report.verdict = Verdict.INTERNAL_ERROR

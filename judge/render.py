@@ -51,6 +51,8 @@ def summary(report: Report, lang: str) -> str:
     elif skipped:
         text += T(f"（{skipped} 个未运行：本机无法运行，原因见各用例）",
                   f" ({skipped} skipped: this machine cannot run them, see each case)")(lang)
+    if report.cpu_only:
+        text += T("；结果只代表 CPU 用例", "; the verdict covers the CPU cases only")(lang)
     return paint(text, color)
 
 

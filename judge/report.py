@@ -19,6 +19,14 @@ EMPTY = T("", "")
 NEEDS_CUDA = T("需要 CUDA，本机没有", "needs CUDA, none here")
 
 
+def cpu_only_message(not_run: int) -> T:
+    """The report's message when everything that ran passed but CUDA parts could not run."""
+    return T(f"CPU 用例全部通过；{not_run} 项 CUDA 用例或速度检查没有运行（这里没有 GPU），"
+             f"不算通过：这个结果只代表 CPU 用例。",
+             f"every CPU case passed; {not_run} CUDA cases or speed checks were not run (no "
+             f"GPU here) and do not count as passed: this verdict covers the CPU cases only.")
+
+
 class SkipReason(enum.StrEnum):
     """Why a test was not run. A CUDA case on a machine without a GPU is not a failure
     and is not counted in a report's total; tests not run after a compile error, a limit
@@ -177,6 +185,18 @@ class Report:
         return len(self.tests) - self.skipped
 
     @property
+    def cuda_not_run(self) -> int:
+        """CUDA cases and CUDA speed checks this machine could not run (it has no GPU)."""
+        return sum(t.needs_cuda for t in self.tests) + sum(
+            t.device == "cuda" and t.verdict is Verdict.SKIPPED for t in self.throughput)
+
+    @property
+    def cpu_only(self) -> bool:
+        """Accepted on everything that ran, with CUDA cases or checks not run: the verdict
+        covers the CPU cases only (the web queues the submission for a GPU worker)."""
+        return self.verdict is Verdict.ACCEPTED and self.cuda_not_run > 0
+
+    @property
     def ratio(self) -> float | None:
         """The slowest measured speed check's ratio (None without one)."""
         ratios = [t.ratio for t in self.throughput if t.ratio is not None]
@@ -196,6 +216,7 @@ class Report:
             "passed": self.passed,
             "total": self.total,
             "skipped": self.skipped,
+            "cuda_not_run": self.cuda_not_run,
             "throughput": [t.to_json() for t in self.throughput],
             "device": self.device,
             "torch": self.torch,

@@ -383,8 +383,10 @@ def example_epochs(t):
     expect_same(t, again, e0, lengths, "epoch 0", at, T(
         "同一个 epoch 迭代两次，批次应当完全相同", "iterating the same epoch twice must give the "
         "same batches"))
-    t.expect(e0 != e1, T("set_epoch(1) 之后的批次应当和 epoch 0 不同",
-                         "after set_epoch(1) the batches must differ from epoch 0") + at)
+    t.expect(e0 != e1, T("set_epoch(1) 之后的批次应当和 epoch 0 不同："
+                         "生成器的种子要同时包含 seed 和 epoch",
+                         "after set_epoch(1) the batches must differ from epoch 0: seed the "
+                         "generator with both seed and epoch") + at)
 
 
 @case(public=True, zh="配合 DataLoader 使用", en="used by a DataLoader")

@@ -252,9 +252,28 @@ def finish(db: Session, job_id: int, token: str, now: datetime,
     else:
         db.execute(update(Submission).where(Submission.id == job.submission_id)
                    .values(status="done", report=result, judged_at=now, **summary))
+        _follow_up_on_gpu(db, job, result, now)
     db.execute(delete(JobEvent).where(JobEvent.job_id == job_id))
     db.commit()
     return "stored", job
+
+
+def _follow_up_on_gpu(db: Session, job: Job, result: dict[str, Any], now: datetime) -> None:
+    """A CPU worker accepted a submission whose CUDA cases or checks it could not run (no
+    GPU worker was alive): the verdict covers the CPU cases only. Queue it again for GPU
+    workers alone (needs_gpu), at a rejudge's priority, unless such a job is queued
+    already; the CPU report stands until the GPU's replaces it."""
+    worker = db.get(Worker, job.worker_id) if job.worker_id is not None else None
+    if (worker is None or worker.gpu or result.get("verdict") != "accepted"
+            or not result.get("cuda_not_run") or result.get("device") == "cuda"):
+        return
+    waiting = db.scalar(select(func.count()).select_from(Job).where(
+        Job.submission_id == job.submission_id, Job.status == "queued", Job.needs_gpu))
+    if not waiting:
+        db.add(Job(kind="judge", submission_id=job.submission_id,
+                   problem_version=job.problem_version, status="queued",
+                   priority=REJUDGE_PRIORITY, needs_gpu=True, prefers_gpu=True, attempts=0,
+                   created_at=now))
 
 
 def release(db: Session, job_id: int, token: str, now: datetime) -> Job | None:

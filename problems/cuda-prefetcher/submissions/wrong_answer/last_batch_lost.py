@@ -1,0 +1,55 @@
+# Wrong: the loop stops as soon as the loader is exhausted, so the batch that was already
+# prefetched (the last one) is never handed out.
+import torch
+
+
+def move(obj, device, cuda):
+    if isinstance(obj, torch.Tensor):
+        if cuda and not obj.is_pinned():
+            obj = obj.pin_memory()
+        return obj.to(device, non_blocking=True)
+    if isinstance(obj, tuple) and hasattr(obj, "_fields"):
+        return type(obj)(*(move(x, device, cuda) for x in obj))
+    if isinstance(obj, (list, tuple)):
+        return type(obj)(move(x, device, cuda) for x in obj)
+    if isinstance(obj, dict):
+        return {k: move(v, device, cuda) for k, v in obj.items()}
+    return obj
+
+
+def record(obj, stream):
+    if isinstance(obj, torch.Tensor):
+        obj.record_stream(stream)
+    elif isinstance(obj, (list, tuple)):
+        for x in obj:
+            record(x, stream)
+    elif isinstance(obj, dict):
+        for x in obj.values():
+            record(x, stream)
+
+
+class CudaPrefetcher:
+    def __init__(self, loader, device):
+        self.loader, self.device = loader, torch.device(device)
+        self.cuda = self.device.type == "cuda"
+
+    def __len__(self):
+        return len(self.loader)
+
+    def __iter__(self):
+        side = torch.cuda.Stream() if self.cuda else None
+        it = iter(self.loader)
+        try:
+            nxt = move(next(it), self.device, self.cuda)
+        except StopIteration:
+            return
+        for batch in it:
+            current = nxt
+            if self.cuda:
+                torch.cuda.current_stream().wait_stream(side)
+                record(current, torch.cuda.current_stream())
+                with torch.cuda.stream(side):
+                    nxt = move(batch, self.device, True)
+            else:
+                nxt = move(batch, self.device, False)
+            yield current

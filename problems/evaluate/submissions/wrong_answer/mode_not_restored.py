@@ -1,0 +1,16 @@
+"""Bug: model.eval() and never back: the caller's next training steps run in eval mode."""
+import torch
+
+
+def evaluate(model, loader, loss_fn):
+    model.eval()
+    total, correct, count = 0.0, 0, 0
+    with torch.no_grad():
+        for x, y in loader:
+            out = model(x)
+            total += loss_fn(out, y).item() * len(y)
+            correct += (out.argmax(-1) == y).sum().item()
+            count += len(y)
+    if count == 0:
+        raise ValueError("empty loader")
+    return {"loss": total / count, "accuracy": correct / count}
