@@ -120,6 +120,10 @@ class ThroughputResult:
     sub_ms: float = 0.0  # median timed call
     ref_ms: float = 0.0
     title: T | None = None
+    # Timed calls thrown away because the side that was not being timed ran meanwhile
+    # (judge/throughput.py: the idle side is frozen, kept off the timing core and its
+    # CPU time counted); a submission that keeps causing it is too slow.
+    disturbed: int = 0
 
     @property
     def measured(self) -> bool:
@@ -134,6 +138,8 @@ class ThroughputResult:
             "ratio": self.ratio, "spread": self.spread, "min_ratio": self.min_ratio,
             "pairs": self.pairs, "rounds": self.rounds, "sub_ms": self.sub_ms,
             "ref_ms": self.ref_ms, "verdict": str(self.verdict)}
+        if self.disturbed:
+            data["disturbed"] = self.disturbed
         if self.title is not None:
             data["title"] = self.title.as_dict()
         return data
@@ -151,6 +157,7 @@ class ThroughputResult:
             spread=float(data.get("spread") or 0.0), pairs=int(data.get("pairs") or 0),
             rounds=int(data.get("rounds") or 0), sub_ms=float(data.get("sub_ms") or 0.0),
             ref_ms=float(data.get("ref_ms") or 0.0),
+            disturbed=int(data.get("disturbed") or 0),
             title=T.from_dict(data["title"]) if isinstance(data.get("title"), dict) else None)
 
 

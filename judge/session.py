@@ -202,6 +202,7 @@ class RunnerSession:
         self.budget: Budget | None = None
         self.lost: RunnerLost | None = None
         self.last_stage_s = 0.0  # see timed_run
+        self.last_stage_cpu_s: float | None = None
 
     # ---------------------------------------------------------------- life
     def start(self) -> None:
@@ -306,6 +307,7 @@ class RunnerSession:
         self.ready()
         assert self.process is not None
         ch = self.process.channel
+        cpu_before = self.process.cpu_time_ns()
         staged = time.perf_counter()
         self._send(Kind.STAGE, {"id": 1, "target": target, "fn": fn, "args": args,
                                 "kwargs": kwargs, "prepare": prepare, "cpu": cpu},
@@ -320,10 +322,15 @@ class RunnerSession:
         if msg.kind is not Kind.DONE:
             raise self._broken(f"expected DONE, got {msg.kind}")
         start = time.perf_counter()
-        # How long staging took: the submission's runner could do the work while staging
-        # (it has the inputs then), so the throughput check charges what it takes beyond
-        # the reference's staging of the same inputs.
+        # What staging took: the submission's runner could do the work while staging (it
+        # has the inputs then), so the throughput check charges what it takes beyond the
+        # reference's staging of the same inputs. The CPU time of the runner's cgroup (all
+        # its processes), where the launcher counts it: unlike the wall clock it does not
+        # wait for a busy machine, so honest staging hardly varies.
         self.last_stage_s = start - staged
+        cpu_after = self.process.cpu_time_ns()
+        self.last_stage_cpu_s = (None if cpu_before is None or cpu_after is None
+                                 else (cpu_after - cpu_before) / 1e9)
         self._send(Kind.RUN, {"id": 1}, time.monotonic() + deadline_s, deadline_s)
         raw = self._recv(time.monotonic() + deadline_s, deadline_s, raw=True)
         elapsed = time.perf_counter() - start

@@ -10,7 +10,14 @@ warm-up and are discarded. The ratio is the median over pairs of ``ref_time / su
 and right padding, the geometric mean of each kind's median). Repetitions go on until it
 is known tightly enough (or clearly on one side of the bar), or the budget is spent. A
 ratio just under the bar is measured once more before ``too_slow``. Clocks inside the
-sandbox are never read. Every runner fixes glibc's malloc thresholds first
+sandbox are never read.
+
+While one side is timed the other side's runner is frozen (the cgroup freezer, confirmed
+before the clock starts), kept off the timing core (its cpuset) and its CPU time counted: a
+pair in which it ran anyway is thrown away, and a submission whose helpers keep doing that
+is ``too_slow`` (``DISTURBED_LIMIT``). Staging a call is untimed but not free: what the
+submission's staging of a call took (its cgroup's CPU time) beyond the reference's staging
+of the same inputs is charged to that call (``stage_charge``). Every runner fixes glibc's malloc thresholds first
 (``sandbox.runner.steady_malloc``), so that how fast the same code allocates does not
 depend on what its runner happened to free before.
 """
@@ -47,8 +54,16 @@ BORDERLINE = 0.85  # a median within this factor of the bar is measured again
 REL_WIDTH = 0.06  # stop once the median's confidence interval is this narrow (relative)
 # Both sides are timed on one core: the grader's highest allowed CPU (None: anywhere).
 TIMING_CPU = max(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else None
-STAGE_SLACK = 0.15  # staging may take this much longer than the reference's, uncharged
+# A call's staging (CPU time of the runner's cgroup, else wall time) may take this much
+# longer than the reference's staging of the same inputs, uncharged.
+STAGE_SLACK = 0.15
+STAGE_ABS_S = 0.0005
 SLOWEST = 25.0  # a call this many times slower than the reference's median is cut short
+# The side not being timed is frozen: its cgroup may count this much CPU time in a timed
+# window (a rounding), more means it ran and the pair is thrown away; this many such
+# windows while the reference is timed, and the submission is too_slow.
+IDLE_CPU_S = 0.0002
+DISTURBED_LIMIT = 5
 
 
 @dataclass(frozen=True)
@@ -101,6 +116,17 @@ class Measurement:
     stage_sub_s: list[float] = field(default_factory=list)  # untimed staging, per side
     stage_ref_s: list[float] = field(default_factory=list)
     strata: list[str] = field(default_factory=list)  # each pair's kind (Workload.stratum)
+    disturbed: int = 0  # pairs thrown away: the submission's side ran while not timed
+
+    def add(self, pair: Pair) -> None:
+        self.sub_s.append(pair.times["sub"])
+        self.ref_s.append(pair.times["ref"])
+        self.stage_sub_s.append(pair.stages["sub"])
+        self.stage_ref_s.append(pair.stages["ref"])
+        if pair.kind is not None:
+            self.strata.append(pair.kind)
+        self.ratios = [r / max(s + stage_charge(ss, rs), 1e-9) for r, s, ss, rs in zip(
+            self.ref_s, self.sub_s, self.stage_sub_s, self.stage_ref_s, strict=True)]
 
     def groups(self) -> list[list[float]]:
         """The pair ratios by kind of input (one group for a workload without kinds)."""
@@ -185,9 +211,65 @@ def measure(workload: Workload, spec: Throughput, sessions, rng: torch.Generator
             files.remove_all()
 
 
+class _SubmissionFailed(Exception):
+    """The submission's side of a pair ended in ``error`` (the reference's errors pass as
+    they are: the package is broken)."""
+
+    def __init__(self, error: RunnerLost | SubmissionError) -> None:
+        super().__init__(str(error))
+        self.error = error
+
+
+@dataclass(frozen=True)
+class Pair:
+    """One timed pair: the same inputs, one timed call each."""
+
+    kind: str | None
+    results: dict[str, Any]
+    times: dict[str, float]
+    stages: dict[str, float]  # untimed staging of the inputs, per side
+    # Per side timed: the other side's runner used CPU while it was being timed.
+    disturbed: dict[str, bool]
+
+
+def stage_charge(sub_stage_s: float, ref_stage_s: float) -> float:
+    """What a call's staging cost the submission beyond the reference's staging of the same
+    inputs, charged to that call: work moved into staging is paid call by call, whichever
+    calls it picks. The tolerance (``STAGE_SLACK`` of the reference's staging and
+    ``STAGE_ABS_S``) keeps honest staging noise out of honest ratios."""
+    return max(0.0, sub_stage_s - ref_stage_s * (1 + STAGE_SLACK) - STAGE_ABS_S)
+
+
+def _time_pair(workload: Workload, sessions, args: list, kwargs: dict, kind: str | None,
+               sub_first: bool, sub_limit: float, ref_limit: float) -> Pair:
+    """Time one call of each side on the same inputs, the other side paused meanwhile.
+    Raises _SubmissionFailed when the submission's call fails."""
+    sub, ref = sessions.get("sub"), sessions.get("ref")
+    order = (("sub", sub, ref), ("ref", ref, sub))
+    results: dict[str, Any] = {}
+    times: dict[str, float] = {}
+    stages: dict[str, float] = {}
+    disturbed: dict[str, bool] = {}
+    for role, session, other in order if sub_first else order[::-1]:
+        limit = sub_limit if role == "sub" else ref_limit
+        try:
+            with paused(other, away_from=TIMING_CPU) as window:
+                res, elapsed = session.timed_run(workload.target, workload.fn, args, kwargs,
+                                                 limit, prepare=workload.prepare,
+                                                 cpu=TIMING_CPU)
+        except (RunnerLost, SubmissionError) as e:
+            if role == "ref":
+                raise
+            raise _SubmissionFailed(e) from None
+        results[role], times[role] = res.value, elapsed
+        cpu = session.last_stage_cpu_s
+        stages[role] = cpu if cpu is not None else session.last_stage_s
+        disturbed[role] = window.disturbed
+    return Pair(kind, results, times, stages, disturbed)
+
+
 def _measure(workload: Workload, spec: Throughput, sessions, rng: torch.Generator,
              budget_s: float, files: JobFiles | None) -> Measurement:
-    sub, ref = sessions.get("sub"), sessions.get("ref")
     m = Measurement([], [], [])
     deadline = time.monotonic() + budget_s
     call_limit = max(5.0, budget_s)
@@ -201,84 +283,32 @@ def _measure(workload: Workload, spec: Throughput, sessions, rng: torch.Generato
         else:
             args, kwargs = workload.make(rng)
         kind = workload.stratum(args, kwargs) if workload.stratum is not None else None
-        results: dict[str, Any] = {}
-        times: dict[str, float] = {}
-        order = (("sub", sub), ("ref", ref)) if i % 2 == 0 else (("ref", ref), ("sub", sub))
-        retry = False
-        stage: dict[str, float] = {}
-        for role, session in order:
-            limit = call_limit
-            if role == "sub" and m.ref_s:
-                limit = min(call_limit, max(2.0, SLOWEST * statistics.median(m.ref_s)))
-            try:
-                with paused(ref if role == "sub" else sub):
-                    res, elapsed = session.timed_run(workload.target, workload.fn, args,
-                                                     kwargs, limit, prepare=workload.prepare,
-                                                     cpu=TIMING_CPU)
-            except RunnerLost as e:
-                if role == "ref":
-                    raise
-                if (e.verdict is Verdict.TIME_LIMIT_EXCEEDED and not stalled and m.ratios
-                        and m.ratio >= spec.min_ratio):
-                    # One call cut short while the calls before ran fast enough: a stall of
-                    # a loaded machine or a slow path? Measure on in a fresh runner (warmed
-                    # up again); a second cut call is final.
-                    stalled, retry = True, True
-                    sub = sessions.get("sub")
-                    warm_from = i + workload.warmup
-                    break
-                if e.verdict is Verdict.TIME_LIMIT_EXCEEDED:
-                    m.verdict = Verdict.TOO_SLOW
-                    m.message = T(f"一次计时调用超过 {limit:.1f} 秒（参考解答约 "
-                                  f"{_median_ms(m.ref_s):.0f} 毫秒）",
-                                  f"one timed call took over {limit:.1f} s (the reference "
-                                  f"takes about {_median_ms(m.ref_s):.0f} ms)")
-                    m.ratios.append(0.0)
-                    if kind is not None:
-                        m.strata.append(kind)
-                else:
-                    m.verdict, m.message = e.verdict, e.message
-                return m
-            except SubmissionError as e:
-                if role == "ref":
-                    raise
-                m.verdict = (Verdict.MEMORY_LIMIT_EXCEEDED if e.is_memory
-                             else Verdict.RUNTIME_ERROR)
-                m.message = _hidden_error(e, sessions.code)
-                m.detail = T("速度测试中", "during the speed test: ") + e.describe()
-                return m
-            results[role], times[role] = res.value, elapsed
-            stage[role] = session.last_stage_s
-        if retry:
-            continue
-        if workload.check_folders:
-            folders = {"sub": Path(sub.job.dir), "ref": Path(ref.job.dir)}
-            verdict = workload.check(results["sub"], results["ref"], folders)
-        else:
-            verdict = workload.check(results["sub"], results["ref"])
-        if verdict is False or isinstance(verdict, T):
-            m.verdict = Verdict.WRONG_ANSWER
-            m.message = T("速度测试中的一次调用结果不正确（输入是隐藏的）",
-                          "a timed call returned a wrong result (its inputs are hidden)")
-            if isinstance(verdict, T):
-                m.detail = m.message + T("：", ": ") + verdict
-            return m
-        if i >= warm_from:
-            m.sub_s.append(times["sub"])
-            m.ref_s.append(times["ref"])
-            m.stage_sub_s.append(stage["sub"])
-            m.stage_ref_s.append(stage["ref"])
-            if kind is not None:
-                m.strata.append(kind)
-            # Work done while staging counts: the submission's median staging time beyond
-            # the reference's (the same inputs, so the same decoding) is charged to every
-            # call. Medians, and a tolerance of STAGE_SLACK of the reference's staging,
-            # so that the noise of staging (which can take several times as long as the
-            # timed call: encoding, sending, decoding) does not bias honest ratios.
-            ref_stage = statistics.median(m.stage_ref_s)
-            extra = max(0.0, statistics.median(m.stage_sub_s) - ref_stage * (1 + STAGE_SLACK))
-            m.ratios = [r / max(s_ + extra, 1e-9) for r, s_ in zip(m.ref_s, m.sub_s, strict=True)]
+        sub_limit = call_limit
+        if m.ref_s:
+            sub_limit = min(call_limit, max(2.0, SLOWEST * statistics.median(m.ref_s)))
+        try:
+            pair = _time_pair(workload, sessions, args, kwargs, kind, i % 2 == 0, sub_limit,
+                              call_limit)
+        except _SubmissionFailed as failed:
+            e = failed.error
+            if (isinstance(e, RunnerLost) and e.verdict is Verdict.TIME_LIMIT_EXCEEDED
+                    and not stalled and m.ratios and m.ratio >= spec.min_ratio):
+                # One call cut short while the calls before ran fast enough: a stall of a
+                # loaded machine or a slow path? Measure on in a fresh runner (the next
+                # pair starts it, warmed up again); a second cut call is final.
+                stalled, warm_from = True, i + workload.warmup
+                continue
+            return _failed(m, e, kind, sub_limit, sessions.code)
+        wrong = _wrong(workload, pair, sessions)
+        if wrong is not None:
+            return wrong
         i += 1
+        if pair.disturbed["ref"]:
+            m.disturbed += 1
+        if m.disturbed >= DISTURBED_LIMIT:
+            return _disturbed(m)
+        if i > warm_from and not any(pair.disturbed.values()):
+            m.add(pair)
         n = len(m.ratios)
         if m.settled(workload, spec.min_ratio) or n >= workload.max_pairs:
             return m
@@ -286,19 +316,88 @@ def _measure(workload: Workload, spec: Throughput, sessions, rng: torch.Generato
             return m
 
 
+def _failed(m: Measurement, e: RunnerLost | SubmissionError, kind: str | None,
+            limit: float, code: str) -> Measurement:
+    """The measurement ended by the submission's failing call."""
+    if isinstance(e, RunnerLost):
+        if e.verdict is not Verdict.TIME_LIMIT_EXCEEDED:
+            m.verdict, m.message = e.verdict, e.message
+            return m
+        m.verdict = Verdict.TOO_SLOW
+        m.message = T(f"一次计时调用超过 {limit:.1f} 秒（参考解答约 "
+                      f"{_median_ms(m.ref_s):.0f} 毫秒）",
+                      f"one timed call took over {limit:.1f} s (the reference "
+                      f"takes about {_median_ms(m.ref_s):.0f} ms)")
+        m.ratios.append(0.0)
+        if kind is not None:
+            m.strata.append(kind)
+        return m
+    m.verdict = Verdict.MEMORY_LIMIT_EXCEEDED if e.is_memory else Verdict.RUNTIME_ERROR
+    m.message = _hidden_error(e, code)
+    m.detail = T("速度测试中", "during the speed test: ") + e.describe()
+    return m
+
+
+def _wrong(workload: Workload, pair: Pair, sessions) -> Measurement | None:
+    """A measurement ended as wrong_answer when the pair's results disagree, else None."""
+    if workload.check_folders:
+        folders = {role: Path(job.dir) for role, job in sessions.jobs.items()}
+        verdict = workload.check(pair.results["sub"], pair.results["ref"], folders)
+    else:
+        verdict = workload.check(pair.results["sub"], pair.results["ref"])
+    if verdict is not False and not isinstance(verdict, T):
+        return None
+    m = Measurement([], [], [], verdict=Verdict.WRONG_ANSWER)
+    m.message = T("速度测试中的一次调用结果不正确（输入是隐藏的）",
+                  "a timed call returned a wrong result (its inputs are hidden)")
+    if isinstance(verdict, T):
+        m.detail = m.message + T("：", ": ") + verdict
+    return m
+
+
+def _disturbed(m: Measurement) -> Measurement:
+    m.verdict = Verdict.TOO_SLOW
+    m.message = T(
+        f"参考解答计时的时候，你的代码留下的线程或进程仍在运行（{m.disturbed} 次计时因此作废），"
+        "这样无法公平地测速。请在函数返回之前结束你启动的所有线程和进程。",
+        f"threads or processes your code left behind kept running while the reference was "
+        f"being timed ({m.disturbed} timed calls thrown away), so its speed cannot be "
+        f"measured fairly. End every thread and process you start before your function "
+        f"returns.")
+    return m
+
+
+@dataclass
+class Window:
+    """What the side that was not being timed did meanwhile."""
+
+    stopped: bool = False  # the freezer reported it stopped
+    ran_s: float | None = None  # the CPU time it used meanwhile; None: not known
+
+    @property
+    def disturbed(self) -> bool:
+        return self.ran_s is not None and self.ran_s > IDLE_CPU_S
+
+
 @contextlib.contextmanager
-def paused(session: Any) -> Iterator[None]:
-    """The other side's runner stopped while one side is timed: whatever it left running
-    cannot slow the side being timed down."""
+def paused(session: Any, away_from: int | None = None) -> Iterator[Window]:
+    """The other side's runner stopped while one side is timed (frozen, and kept off the
+    CPU ``away_from``), so that whatever it left running cannot slow the side being timed
+    down; the window says whether it ran all the same (its cgroup's CPU time)."""
+    window = Window()
     process = getattr(session, "process", None)  # a practice pack's replay has none
     if process is None or not process.alive:
-        yield
+        yield window
         return
-    process.pause(True)
+    window.stopped = process.pause(True, away_from)
+    before = process.cpu_time_ns()
     try:
-        yield
+        yield window
     finally:
+        after = process.cpu_time_ns()
         process.pause(False)
+        if before is not None and after is not None:
+            window.ran_s = (after - before) / 1e9
 
 
 def _median_ms(values: list[float]) -> float:
@@ -350,7 +449,7 @@ def _run_checks(problem: Problem, sessions, report: Report, seed: int, device: s
             spec.name, spec.device, m.verdict, spec.min_ratio, ratio=round(m.ratio, 4),
             torch=torch.__version__, spread=round(m.spread, 4), pairs=len(m.ratios),
             rounds=rounds, sub_ms=round(_median_ms(m.sub_s), 3),
-            ref_ms=round(_median_ms(m.ref_s), 3),
+            ref_ms=round(_median_ms(m.ref_s), 3), disturbed=m.disturbed,
             title=T(spec.title.zh, spec.title.en) if spec.title is not None else None)
         report.throughput.append(entry)
         emit(ThroughputMeasured(entry))

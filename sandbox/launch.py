@@ -190,13 +190,22 @@ class RunnerProcess:
         if not self._done.is_set():
             self._signal_tree(signal.SIGKILL)
 
-    def pause(self, paused: bool) -> None:
+    def pause(self, paused: bool, away_from: int | None = None) -> bool:
         """Stop (or resume) the runner and its descendants while the other side of a
         throughput comparison is timed, so that nothing it left running (a busy thread
-        or process) takes the timing core from the reference. Here: SIGSTOP/SIGCONT to its
-        process group; a runner in a cgroup freezes the whole group instead."""
+        or process) takes the timing core from the reference; with ``away_from``, also
+        keep them off that CPU. Returns whether they are known to be stopped (resumed).
+        Here, without cgroups: SIGSTOP/SIGCONT to its process group, which a process that
+        left the group, or that another one sends SIGCONT, escapes: not known, False. A
+        runner in cgroups uses the freezer instead (sandbox.cgroup.GroupedRunner)."""
         if not self._done.is_set():
             self._signal_tree(signal.SIGSTOP if paused else signal.SIGCONT)
+        return False
+
+    def cpu_time_ns(self) -> int | None:
+        """CPU time used so far by the runner and every process it started, as the kernel
+        counts it (its cgroup); None where the launcher cannot tell."""
+        return None
 
     def _signal_tree(self, sig: int) -> None:
         try:

@@ -9,7 +9,7 @@ import pytest
 
 from judge.grader import Options, grade
 from judge.session import SubmissionError
-from judge.throughput import Measurement, Workload, median_interval
+from judge.throughput import Measurement, Pair, Workload, median_interval, stage_charge
 from judge.verdict import Verdict
 from tests.conftest import TESTS, TOML
 
@@ -279,6 +279,61 @@ _R.stage = _stage
 def test_work_done_while_the_inputs_are_staged_is_charged(problem, launcher):
     report = judge(problem, WORKS_WHILE_STAGED, launcher)
     assert report.verdict is Verdict.TOO_SLOW, (report.message.en, report.throughput)
+
+
+WORKS_WHILE_STAGED_SOMETIMES = WORKS_WHILE_STAGED.replace(
+    "def _stage(self, body):\n",
+    "_count = [0, 0]\n\n\ndef _stage(self, body):\n"
+    "    _count[0] += 1\n"
+    "    if _count[1] >= 0.45 * _count[0]:  # under half the calls: the median is honest\n"
+    "        return _orig_stage(self, body)\n"
+    "    _count[1] += 1\n")
+
+
+def test_work_done_while_staging_under_half_of_the_calls_is_charged_call_by_call(
+        problem, launcher):
+    """One median of staging times over all calls stayed honest when the work moved into
+    staging on fewer than half of them; each call's staging is charged on its own."""
+    assert "_count[1] += 1" in WORKS_WHILE_STAGED_SOMETIMES
+    report = judge(problem, WORKS_WHILE_STAGED_SOMETIMES, launcher)
+    assert report.verdict is Verdict.TOO_SLOW, (report.message.en, report.throughput)
+
+
+def test_a_call_whose_work_moved_into_staging_reads_the_ratio_it_would_have_had():
+    honest = Pair(None, {}, {"sub": 0.020, "ref": 0.010}, {"sub": 0.005, "ref": 0.005},
+                  {"sub": False, "ref": False})
+    moved = Pair(None, {}, {"sub": 0.0001, "ref": 0.010}, {"sub": 0.0249, "ref": 0.005},
+                 {"sub": False, "ref": False})
+    m = Measurement([], [], [])
+    m.add(honest)
+    m.add(moved)
+    assert m.ratios[0] == pytest.approx(0.5)
+    # charged all but the tolerance: 15 % of the reference's staging and half a millisecond
+    assert m.ratios[1] == pytest.approx(0.010 / (0.0001 + 0.0249 - 0.005 * 1.15 - 0.0005))
+    assert m.ratios[1] < 0.7
+    assert stage_charge(0.005, 0.005) == 0.0  # honest staging is not charged
+
+
+def test_pairs_in_which_the_idle_side_ran_are_thrown_away_and_too_many_are_too_slow(
+        problem, launcher, monkeypatch):
+    """A window in which the side not being timed used CPU is not a valid pair; a
+    submission that keeps causing that is too slow, and the message says why."""
+    import contextlib
+
+    import judge.throughput as tp
+
+    @contextlib.contextmanager
+    def ran_anyway(session, away_from=None):
+        # the submission's side always "ran" while the reference was timed
+        yield tp.Window(stopped=False, ran_s=0.01 if session.job.dir.name == "sub" else 0.0)
+
+    monkeypatch.setattr(tp, "paused", ran_anyway)
+    report = judge(problem, FAST, launcher)
+    assert report.verdict is Verdict.TOO_SLOW, report.message.en
+    assert "kept running while the reference was being timed" in report.message.en
+    (entry,) = report.throughput
+    assert entry.disturbed == tp.DISTURBED_LIMIT and entry.pairs == 0
+    assert entry.to_json()["disturbed"] == tp.DISTURBED_LIMIT
 
 
 FOLDER_WORKLOAD = '''

@@ -212,3 +212,90 @@ def test_runners_map_big_tensors_afresh_whatever_was_freed_before(any_launcher, 
     one of that size was freed (glibc's adaptive default then serves it from the heap, and
     the same code's speed differed from one runner to the next)."""
     assert call(any_launcher, tmp_path, HEAP) is True
+
+
+RESUMERS = """
+import mmap
+import os
+import signal
+
+
+def double(x):
+    return x * 2
+
+
+def start(kind):
+    # Helpers in sessions of their own, each pinned to one CPU of its choice: "sigcont"
+    # ones resume each other as fast as they can (a pause made of one SIGSTOP per pid
+    # loses that race), "populate" ones sit in mmap(MAP_POPULATE) calls, which a pending
+    # SIGSTOP waits for.
+    cpus = sorted(os.sched_getaffinity(0))
+    pids = []
+    read, write = os.pipe()
+    for index in range(4):
+        pid = os.fork()
+        if pid == 0:
+            os.setsid()
+            os.sched_setaffinity(0, {cpus[index % len(cpus)]})
+            others = [int(p) for p in os.read(read, 100).split()]
+            while True:
+                if kind == "sigcont":
+                    for other in others:
+                        try:
+                            os.kill(other, signal.SIGCONT)
+                        except OSError:
+                            pass
+                else:
+                    area = mmap.mmap(-1, 128 << 20, flags=mmap.MAP_PRIVATE
+                                     | mmap.MAP_ANONYMOUS | mmap.MAP_POPULATE)
+                    area.close()
+        pids.append(pid)
+    for _ in pids:
+        os.write(write, " ".join(map(str, pids)).encode().ljust(100))
+    return pids
+"""
+
+
+@pytest.mark.parametrize("kind", ["sigcont", "populate"])
+def test_the_paused_side_is_frozen_kept_off_the_timing_core_and_its_cpu_counted(
+        warm_launcher, tmp_path, kind):
+    """The idle side of a speed comparison cannot undo its pause: helpers that SIGCONT each
+    other, or sit in a long system call, are frozen by the cgroup freezer (confirmed before
+    the other side is timed), are kept off the timing core by their cpuset meanwhile, and
+    the CPU time they use in the window is counted, so a window in which they ran anyway is
+    known (judge/throughput.py throws such a pair away)."""
+    from judge.grader import Sessions
+    from judge.throughput import TIMING_CPU, paused
+    from sandbox.cgroup import parse_cpus
+    from tests.conftest import write_problem
+
+    if warm_launcher.hierarchy is None or warm_launcher.hierarchy.freezer is None:
+        pytest.skip("no cgroup freezer here")
+    problem = load_problem(write_problem(tmp_path / "problems"))
+    root = tmp_path / "job"
+    root.mkdir()
+    sessions = Sessions(warm_launcher, problem, root, RESUMERS, "cpu")
+    try:
+        sub = sessions.get("sub")
+        assert len(sub.call("sub", "start", [kind], {}).value) == 4
+        group = sub.process.group
+        helpers = group.pids()  # as the host numbers them
+        assert len(helpers) >= 5
+        time.sleep(0.2)
+        for _ in range(3):
+            with paused(sub, away_from=TIMING_CPU) as window:
+                time.sleep(0.1)
+                if len(os.sched_getaffinity(0)) > 1:
+                    for pid in helpers:
+                        assert TIMING_CPU not in os.sched_getaffinity(pid)
+            assert window.ran_s is not None
+            # Stopped, and nothing ran; or not known to be stopped, and then counted.
+            assert (window.stopped and not window.disturbed) or (
+                not window.stopped and window.disturbed), window
+            if kind == "sigcont":
+                assert window.stopped and window.ran_s < 0.001, window
+        if group.cpuset is not None:  # let go again: everywhere it may run
+            assert parse_cpus((group.cpuset / "cpuset.cpus").read_text()) == group.cpus
+        assert sub.alive
+    finally:
+        sessions.close()
