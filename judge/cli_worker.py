@@ -25,11 +25,17 @@ def cmd_worker(args: argparse.Namespace) -> int:
     from judge.worker import main
 
     token = os.environ.get("JUDGE_WORKER_TOKEN", "")
-    if args.token_file:
-        token = Path(args.token_file).read_text().strip()
+    token_file = args.token_file or (None if token else os.environ.get("JUDGE_WORKER_TOKEN_FILE"))
+    if token_file:
+        try:
+            token = Path(token_file).read_text().strip()
+        except OSError as e:
+            raise UsageError(f"cannot read the worker token from {token_file}: {e.strerror}"
+                             ) from None
     if not token:
-        raise UsageError("no worker token: set JUDGE_WORKER_TOKEN or pass --token-file (the "
-                         "server keeps it in its data folder, file worker_token)")
+        raise UsageError("no worker token: set JUDGE_WORKER_TOKEN (or JUDGE_WORKER_TOKEN_FILE) "
+                         "or pass --token-file (the server keeps it in its data folder, file "
+                         "worker_token)")
     quiet_http_logs()
     root = Path(args.problems) if args.problems else None
     return main(args.server, token, slot=args.slot, gpu=args.gpu, no_sandbox=args.no_sandbox,
@@ -64,7 +70,8 @@ def cmd_pack(args: argparse.Namespace) -> int:
 
 
 def add_worker_commands(sub) -> None:
-    p = sub.add_parser("worker", help="judge jobs for a server (token: $JUDGE_WORKER_TOKEN)")
+    p = sub.add_parser("worker", help="judge jobs for a server (token: $JUDGE_WORKER_TOKEN, "
+                                      "or a file: $JUDGE_WORKER_TOKEN_FILE, --token-file)")
     p.add_argument("--server", required=True, help="the web app's URL")
     p.add_argument("--slot", type=int, default=0, help="this worker's number on the machine")
     p.add_argument("--gpu", default="auto", help="auto (slot i takes GPU i), none, or an index")

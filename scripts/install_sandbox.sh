@@ -16,16 +16,19 @@
 #    writable memory and pids cgroups (without them the sandbox runs with rlimits only and
 #    says so in its log), and finally runs a sandbox as slot 0's uid.
 # --check skips 1-3 and only reports.
+# --no-check does 1-3 only: for an image build, where no sandbox can run yet (Dockerfile).
 set -eu
 
 SLOTS="${TORCH_JUDGE_SLOTS:-8}"
 UID_BASE=61000
 CHECK_ONLY=0
+NO_CHECK=0
 while [ $# -gt 0 ]; do
     case "$1" in
         --slots) SLOTS="$2"; shift 2 ;;
         --check) CHECK_ONLY=1; shift ;;
-        -h|--help) sed -n '2,20p' "$0"; exit 0 ;;
+        --no-check) NO_CHECK=1; shift ;;
+        -h|--help) sed -n '2,21p' "$0"; exit 0 ;;
         *) echo "unknown option: $1" >&2; exit 2 ;;
     esac
 done
@@ -80,6 +83,10 @@ if [ "$CHECK_ONLY" -eq 0 ]; then
 fi
 
 # -------------------------------------------------------------------- 4. checks
+if [ "$NO_CHECK" -eq 1 ]; then
+    say "checks skipped (--no-check)"
+    exit 0
+fi
 status=0
 if ! command -v bwrap >/dev/null 2>&1; then
     warn "bubblewrap is not installed"; status=1

@@ -48,6 +48,21 @@ if [[ $(id -u) -eq 0 ]]; then
     log "installing Chromium and CJK fonts for the browser tests"
     apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium fonts-noto-cjk >/dev/null
   fi
+  if [[ $FOR_TESTS -eq 1 ]]; then
+    # A PostgreSQL server (tests/web/postgres.py starts throwaway clusters with its
+    # binaries) and a compose parser (tests/test_deploy.py validates docker-compose.yml).
+    want=()
+    command -v initdb >/dev/null || compgen -G "/usr/lib/postgresql/*/bin/initdb" >/dev/null \
+      || want+=(postgresql)
+    command -v docker-compose >/dev/null || docker compose version >/dev/null 2>&1 \
+      || want+=(docker-compose)
+    if [[ ${#want[@]} -gt 0 ]]; then
+      log "installing for the tests: ${want[*]}"
+      # no recommends: docker-compose's would bring a whole container engine
+      apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq \
+        --no-install-recommends "${want[@]}" >/dev/null
+    fi
+  fi
 else
   command -v bwrap >/dev/null || log "WARNING: bubblewrap is missing and this is not root: install it (apt-get install bubblewrap) or the judge cannot sandbox submissions"
 fi

@@ -57,5 +57,33 @@ def alembic_config(engine: Engine) -> Config:
 
 
 def migrate(engine: Engine) -> None:
-    """Bring the schema to the newest migration (idempotent)."""
+    """Bring the schema to the newest migration (idempotent); on PostgreSQL, then move each
+    id sequence past the ids already stored."""
     command.upgrade(alembic_config(engine), "head")
+    if engine.dialect.name == "postgresql":
+        catch_up_sequences(engine)
+
+
+def catch_up_sequences(engine: Engine) -> None:
+    """Rows stored with explicit ids (a copy from SQLite, rows restored by hand) do not move
+    PostgreSQL's sequences, and the next insert would collide with them. Move a sequence
+    forward to its table's largest id, never back: ids of deleted rows stay used (readers
+    follow ``job_events`` by id, see models.JobEvent)."""
+    from sqlalchemy import inspect, text
+
+    from web.models import Base
+
+    with engine.begin() as conn:
+        present = set(inspect(conn).get_table_names())
+        for table in Base.metadata.sorted_tables:
+            if table.name not in present or "id" not in table.c:
+                continue
+            seq = conn.execute(text("select pg_get_serial_sequence(:t, 'id')"),
+                               {"t": table.name}).scalar()
+            if seq is None:
+                continue
+            top = conn.execute(text(f'select max(id) from "{table.name}"')).scalar()
+            last, called = conn.execute(text(f"select last_value, is_called from {seq}")).one()
+            handed_out = last if called else last - 1  # the largest id given so far
+            if top is not None and top > handed_out:
+                conn.execute(text("select setval(:s, :v)"), {"s": seq, "v": top})

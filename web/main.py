@@ -31,6 +31,7 @@ from web.routes import (
     api_problems,
     api_submissions,
     api_users,
+    health,
     pages_auth,
     pages_board,
     pages_problems,
@@ -101,7 +102,7 @@ def create_app(settings: Settings | None = None, *, catalog: Catalog | None = No
     app.mount("/static", StaticFiles(directory=HERE / "static"), name="static")
     for module in (api_users, api_problems, api_submissions, admin_api, worker_api,
                    pages_auth, pages_problems, pages_submissions, pages_board, admin_pages,
-                   admin_users):
+                   admin_users, health):
         app.include_router(module.router)
     return app
 

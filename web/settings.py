@@ -1,6 +1,11 @@
 """Settings, from ``JUDGE_*`` environment variables (every field is documented in
 web/README.md; a test checks that). ``Settings.prepare()`` creates the data folder and the
-secrets the app keeps there when they are not given."""
+secrets the app keeps there when they are not given.
+
+Secrets can come from files instead of the environment (compose secrets, a file only the
+service may read): ``JUDGE_SECRET_KEY_FILE``, ``JUDGE_WORKER_TOKEN_FILE``, and
+``JUDGE_DATABASE_PASSWORD_FILE`` (the password of ``JUDGE_DATABASE_URL``, which then names
+none). A value given directly wins over its file."""
 
 from __future__ import annotations
 
@@ -8,7 +13,7 @@ import os
 import secrets
 from pathlib import Path
 
-from pydantic import Field
+from pydantic import Field, model_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 
@@ -29,6 +34,28 @@ class Settings(BaseSettings):
     session_days: int = Field(default=14, ge=1)
     cookie_secure: bool = False
     registration_open: bool = True
+    secret_key_file: Path | None = None
+    worker_token_file: Path | None = None
+    database_password_file: Path | None = None
+
+    @model_validator(mode="after")
+    def _secrets_from_files(self) -> Settings:
+        if not self.secret_key and self.secret_key_file:
+            self.secret_key = _read_secret(self.secret_key_file, "JUDGE_SECRET_KEY_FILE")
+        if not self.worker_token and self.worker_token_file:
+            self.worker_token = _read_secret(self.worker_token_file, "JUDGE_WORKER_TOKEN_FILE")
+        if self.database_password_file:
+            from sqlalchemy.engine import make_url
+
+            if not self.database_url:
+                raise ValueError("JUDGE_DATABASE_PASSWORD_FILE needs JUDGE_DATABASE_URL")
+            password = _read_secret(self.database_password_file,
+                                    "JUDGE_DATABASE_PASSWORD_FILE")
+            url = make_url(self.database_url)
+            if url.password is None:
+                self.database_url = url.set(password=password).render_as_string(
+                    hide_password=False)
+        return self
 
     @property
     def bank_dir(self) -> Path:
@@ -48,6 +75,16 @@ class Settings(BaseSettings):
         if not self.worker_token:
             self.worker_token = _kept_secret(self.data_dir / "worker_token")
         return self
+
+
+def _read_secret(path: Path, variable: str) -> str:
+    try:
+        value = path.read_text().strip()
+    except OSError as e:
+        raise ValueError(f"{variable}: cannot read {path}: {e.strerror}") from None
+    if not value:
+        raise ValueError(f"{variable}: {path} is empty")
+    return value
 
 
 def _kept_secret(path: Path) -> str:

@@ -22,6 +22,8 @@ from tests.web.support import (
     upload,
 )
 
+pytestmark = pytest.mark.both_databases  # each test on SQLite and on PostgreSQL
+
 
 def run_worker(worker, plain, settings, problems_root, **kw) -> int:
     problems = Problems(problems_root, store=settings.bank_dir, fetch=worker.download)

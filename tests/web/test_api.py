@@ -211,3 +211,15 @@ def test_a_user_submits_to_another_problem_while_limits_are_per_user(client, ali
     bob = make_user(client, "bob")
     assert submit(client, alice).status_code == 202
     assert submit(client, bob).status_code == 202
+
+
+def test_the_health_check_answers_while_the_database_does(client, app, tmp_path, monkeypatch):
+    from web import db
+
+    r = client.get("/healthz")
+    assert r.status_code == 200 and r.json() == {"status": "ok", "database": "ok"}
+    gone = db.make_engine(f"sqlite:///{tmp_path / 'no-such-folder' / 'judge.db'}")
+    monkeypatch.setattr(app.state, "sessionmaker", db.make_sessionmaker(gone))
+    r = client.get("/healthz")
+    assert r.status_code == 503 and r.json()["database"] == "down"
+    gone.dispose()

@@ -131,39 +131,3 @@ def test_problems_add_refuses_a_zip_with_parent_paths(data, tmp_path, capsys):
     assert cli("problems", "add", str(path), "--data-dir", str(data)) == 2
     assert "'..' and '.' are not allowed" in capsys.readouterr().err
     assert not (tmp_path / "evil.py").exists()
-
-
-def test_the_migration_keeps_an_existing_database(tmp_path):
-    from alembic import command
-    from sqlalchemy import text
-
-    from web import db
-
-    engine = db.make_engine(f"sqlite:///{tmp_path / 'old.db'}")
-    command.upgrade(db.alembic_config(engine), "0001")
-    with engine.begin() as conn:
-        conn.execute(text("insert into users (id, username, username_key, password_hash, "
-                          "is_admin, lang, created_at) values (1, 'amy', 'amy', 'x', 0, 'zh', "
-                          "'2026-01-01')"))
-        conn.execute(text("insert into submissions (id, user_id, problem, problem_version, "
-                          "code, status, created_at) values (1, 1, 'add-one', 'v', 'c', "
-                          "'queued', '2026-01-01')"))
-        conn.execute(text("insert into jobs (id, submission_id, status, priority, needs_gpu, "
-                          "prefers_gpu, attempts, created_at) values (1, 1, 'queued', 0, 0, 0, "
-                          "0, '2026-01-01')"))
-        conn.execute(text("insert into job_events (id, job_id, submission_id, payload, "
-                          "created_at) values (5, 1, 1, '{}', '2026-01-01')"))
-    db.migrate(engine)
-    with engine.connect() as conn:
-        assert list(conn.execute(text("select username, disabled, session_gen from users"))
-                    ) == [("amy", 0, 0)]
-        assert list(conn.execute(text("select submission_id, kind, version_id from jobs"))) == [
-            (1, "judge", None)]
-        assert list(conn.execute(text("select id, job_id from job_events"))) == [(5, 1)]
-        # event ids are never used twice (0003): a deleted event's id is not given again
-        conn.execute(text("delete from job_events"))
-        conn.execute(text("insert into job_events (job_id, submission_id, payload, "
-                          "created_at) values (1, 1, '{}', '2026-01-01')"))
-        assert list(conn.execute(text("select id from job_events"))) == [(6,)]
-        assert conn.exec_driver_sql("PRAGMA foreign_keys").scalar() == 1  # on again
-    engine.dispose()

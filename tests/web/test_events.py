@@ -7,8 +7,12 @@ import json
 import threading
 import time
 
+import pytest
+
 from tests.web.support import HIDDEN_MARK, fake_report, judge_next, make_user, progress_events
 from tests.web.support import submit as api_submit
+
+pytestmark = pytest.mark.both_databases  # each test on SQLite and on PostgreSQL
 
 
 def read_stream(client, sid: int, headers: dict, lang: str = "zh",

@@ -4,6 +4,7 @@ for GPU workers only; the GPU's full report then replaces the CPU one."""
 
 from __future__ import annotations
 
+import pytest
 from sqlalchemy import text
 
 from judge.i18n import T
@@ -17,6 +18,8 @@ from judge.report import (
 )
 from judge.verdict import Verdict
 from tests.web.support import browser_login, rows, submit
+
+pytestmark = pytest.mark.both_databases  # each test on SQLite and on PostgreSQL
 
 
 def cpu_report(verdict: Verdict = Verdict.ACCEPTED) -> dict:

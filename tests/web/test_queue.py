@@ -20,6 +20,8 @@ from tests.web.support import (
 )
 from web.data import queue, workers
 
+pytestmark = pytest.mark.both_databases  # each test on SQLite and on PostgreSQL
+
 
 def status(client, headers, sid) -> dict:
     return client.get(f"/api/submissions/{sid}", headers=headers).json()

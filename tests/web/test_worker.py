@@ -13,6 +13,8 @@ from judge.events import Running
 from judge.worker import Claimed, LeaseKeeper, Problems, Worker, choose_gpu
 from tests.web.support import GOOD, HIDDEN_MARK, WRONG, fake_report, submit
 
+pytestmark = pytest.mark.both_databases  # each test on SQLite and on PostgreSQL
+
 
 def make_worker(worker_client, launcher, problems_root, **kw) -> Worker:
     return Worker(worker_client, launcher, Problems(problems_root), name="test", **kw)
