@@ -22,6 +22,7 @@ the group ran at all while the other side was timed). On v1 these are the ``free
 from __future__ import annotations
 
 import contextlib
+import errno
 import os
 import signal
 import time
@@ -118,6 +119,26 @@ def _optional_v1(mounts: list[tuple[str, str, set[str]]], own: dict[str, str]
     return found
 
 
+def _enable_v2(parent: Path, controllers: str) -> None:
+    """Enable ``controllers`` for the children of our own group. A v2 group that holds
+    processes cannot do that (the "no internal processes" rule: EBUSY), and ours holds
+    this process, and under systemd's ``Delegate=yes`` or in a container maybe others: they
+    all move into a leaf group of their own first (``worker-<pid>``), as delegation
+    expects, and the controllers are enabled again."""
+    try:
+        _write(parent / "cgroup.subtree_control", controllers)
+        return
+    except OSError as e:
+        if e.errno != errno.EBUSY:
+            raise
+    leaf = parent / f"worker-{os.getpid()}"
+    leaf.mkdir(exist_ok=True)
+    for pid in (parent / "cgroup.procs").read_text().split():
+        with contextlib.suppress(ProcessLookupError, OSError):
+            _write(leaf / "cgroup.procs", pid)
+    _write(parent / "cgroup.subtree_control", controllers)
+
+
 def detect() -> tuple[Hierarchy | None, str]:
     """The hierarchy we can make groups in, or None and the reason why not."""
     if os.geteuid() != 0:
@@ -144,14 +165,12 @@ def detect() -> tuple[Hierarchy | None, str]:
                 raise OSError(f"memory and pids controllers not available in {parent}")
             base = parent / BASE_NAME
             _prepare(base)
-            # Our own group may hold processes, so the controllers are enabled for the
-            # children of base only (the "no internal processes" rule allows that).
-            (parent / "cgroup.subtree_control").write_text("+memory +pids")
+            _enable_v2(parent, "+memory +pids")
             (base / "cgroup.subtree_control").write_text("+memory +pids")
             cpuset = None
             if "cpuset" in available:
                 with contextlib.suppress(OSError):
-                    (parent / "cgroup.subtree_control").write_text("+cpuset")
+                    _enable_v2(parent, "+cpuset")
                     (base / "cgroup.subtree_control").write_text("+cpuset")
                     cpuset = base
             # The freezer (cgroup.freeze) and cpu.stat are part of every v2 group.
