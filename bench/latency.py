@@ -45,7 +45,7 @@ sys.path.insert(0, str(ROOT))
 from judge.grader import Options, grade  # noqa: E402
 from judge.package import Problem, load_all  # noqa: E402
 from judge.session import Budget, CallResult, SubmissionError  # noqa: E402
-from judge.testing import Ctx, case_seed  # noqa: E402
+from judge.testing import CaseFailed, Ctx, case_seed  # noqa: E402
 
 
 class NotBare(Exception):
@@ -117,6 +117,8 @@ def bare_cases(problem: Problem) -> list:
             run_bare(problem, [spec], seed=1)
             chosen.append(spec)
         except NotBare:
+            pass
+        except (CaseFailed, SubmissionError):  # e.g. a data file in a runner's job folder
             pass
     return chosen
 
