@@ -315,21 +315,12 @@ def choose_gpu(spec: str, slot: int, capabilities: dict[str, Any]) -> int | None
     return index
 
 
-def make_launcher(no_sandbox: bool, slot: int):
-    """The sandbox for this worker's slot (its own uid), or with no_sandbox the plain
-    launcher (loud)."""
-    from judge.isolation import dev_mode_requested, plain_launcher, sandbox_launcher
-
-    if dev_mode_requested(no_sandbox):
-        return plain_launcher()
-    return sandbox_launcher(slot=slot)
-
-
 def main(server: str, token: str, *, slot: int = 0, gpu: str = "auto",
          no_sandbox: bool = False, problems_root: Path | None = None,
          name: str | None = None, store: Path | None = None) -> int:
     detected = detect_capabilities()
     import judge.grader  # noqa: F401  (torch, while the child detects: the first job is quick)
+    from judge.isolation import make_launcher
 
     capabilities = detected()
     try:
