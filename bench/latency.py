@@ -71,7 +71,7 @@ class _Context:
 
 
 class DirectSession:
-    """Stands in for a RunnerSession: calls the module in this process."""
+    """A judge.session.Session that calls the module in this process."""
 
     def __init__(self, problem: Problem) -> None:
         self.sol = _module(problem.dir / "reference.py", "bare_solution")
@@ -103,6 +103,23 @@ class DirectSession:
 
     def ready(self) -> dict[str, Any]:
         return {}
+
+    alive = True
+
+    def start(self) -> None:
+        pass
+
+    def output_mark(self) -> int:
+        return 0
+
+    def output_since(self, mark: int) -> str:
+        return ""
+
+    def memory_bytes(self) -> int | None:
+        return None  # no process of its own to measure from outside
+
+    def close(self) -> None:
+        pass
 
 
 def bare_cases(problem: Problem) -> list:

@@ -31,7 +31,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from judge.i18n import T
 from judge.report import Report, TestResult
 from judge.verdict import Verdict
-from judge.worker import WorkerClient
+from judge.worker_client import WorkerClient
 from web.main import create_app
 from web.settings import Settings
 

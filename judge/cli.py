@@ -24,7 +24,6 @@ from judge.cli_base import (
     cuda_available,
     find_problem,
     load_problems,
-    make_launcher,
 )
 from judge.cli_worker import add_worker_commands
 from judge.i18n import DEFAULT_LANG, LANGS
@@ -39,6 +38,7 @@ __all__ = ["COMMANDS_GROUP", "UsageError", "build_parser", "main"]
 
 def cmd_grade(args: argparse.Namespace) -> int:
     from judge.grader import Options, grade
+    from judge.isolation import make_launcher
 
     problem = find_problem(args.problem, args.problems)
     path = Path(args.file)
@@ -50,7 +50,7 @@ def cmd_grade(args: argparse.Namespace) -> int:
     if unknown:
         raise UsageError(f"{problem.slug} has no case {', '.join(unknown)} (its cases: "
                          f"{', '.join(c.name for c in problem.tests.cases)})")
-    launcher = make_launcher(args)
+    launcher = make_launcher(args.no_sandbox)
     try:
         options = Options(seed=args.seed, public_only=args.public_only,
                           cases=tuple(args.case or ()), throughput=not args.no_throughput,
@@ -74,12 +74,13 @@ def cmd_grade(args: argparse.Namespace) -> int:
 
 def cmd_check(args: argparse.Namespace) -> int:
     from judge.check import check_problem
+    from judge.isolation import make_launcher
 
     if args.problem:
         problems = [find_problem(p, args.problems) for p in args.problem]
     else:
         problems = load_problems(args.problems)
-    launcher = make_launcher(args)
+    launcher = make_launcher(args.no_sandbox)
     bad = 0
     try:
         for problem in problems:

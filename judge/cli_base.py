@@ -1,5 +1,7 @@
-"""What every ``python -m judge`` command shares: the usage error, the isolation flag and
-launcher, finding problems, and saying which extra a command needs when it is missing.
+"""What every ``python -m judge`` command shares: the usage error, the isolation flag,
+finding problems, and saying which extra a command needs when it is missing. The launcher
+a flag asks for is :func:`judge.isolation.make_launcher` (imported when a command runs: it
+imports torch).
 
 Commands that live elsewhere (the web's ``serve``, ``admin``, ``problems``) are found
 through the ``torch_judge.commands`` entry-point group (see :mod:`judge.cli`) and use these
@@ -20,12 +22,6 @@ DISTRIBUTION = "torch-judge"
 
 class UsageError(Exception):
     """Bad arguments or input; printed as one line, exit status 2."""
-
-
-def make_launcher(args: argparse.Namespace):
-    from judge.isolation import launcher_from_args
-
-    return launcher_from_args(args)
 
 
 def add_isolation_args(p: argparse.ArgumentParser) -> None:

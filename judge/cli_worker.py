@@ -9,7 +9,7 @@ import logging
 import os
 from pathlib import Path
 
-from judge.cli_base import UsageError, add_isolation_args, load_problems, make_launcher
+from judge.cli_base import UsageError, add_isolation_args, load_problems
 
 log = logging.getLogger("judge.cli")
 
@@ -46,6 +46,7 @@ def cmd_worker(args: argparse.Namespace) -> int:
 def cmd_pack(args: argparse.Namespace) -> int:
     """Every problem whose public part can be cut out goes in; one that cannot is left out
     loudly rather than costing learners the whole pack."""
+    from judge.isolation import make_launcher
     from judge.pack import public_tests_source, write_pack
 
     problems, left_out = [], []
@@ -59,7 +60,7 @@ def cmd_pack(args: argparse.Namespace) -> int:
                       type(e).__name__, e)
     if not problems:
         raise UsageError("no problem can go in the practice pack")
-    launcher = make_launcher(args)
+    launcher = make_launcher(args.no_sandbox)
     try:
         write_pack(problems, launcher, Path(args.out))
     finally:

@@ -1,13 +1,14 @@
 """Recorded expectations for public cases, so a practice pack needs no reference solution.
 
 The practice pack holds the public parts of a problem only. Its public cases still call
-``t.ref`` for expected values: at pack time :func:`record_public` runs every public case
-(the reference standing in for the submission too) and records each reference call's
-result, with a digest of its arguments, into ``expected.bin`` (one protocol frame: data
-only, no pickle). On the learner's machine :class:`ReplaySession` answers the same calls
-from the recording. Public cases use a fixed seed, so their inputs are the same on every
-machine; if a different torch builds different inputs, the digests differ and the case
-says so instead of comparing against the wrong values.
+``t.ref`` for expected values: at pack time :func:`judge.pack.record_public` runs every
+public case (the reference standing in for the submission too) and a
+:class:`RecordingSession` records each reference call's result, with a digest of its
+arguments, into ``expected.bin`` (one protocol frame: data only, no pickle). On the
+learner's machine :class:`ReplaySession` answers the same calls from the recording. Public
+cases use a fixed seed, so their inputs are the same on every machine; if a different
+torch builds different inputs, the digests differ and the case says so instead of
+comparing against the wrong values. Both implement :class:`judge.session.Session`.
 """
 
 from __future__ import annotations
@@ -16,8 +17,7 @@ import hashlib
 from pathlib import Path
 from typing import Any
 
-from judge.session import Budget, CallResult
-from judge.workdirs import job_root
+from judge.session import Budget, CallResult, Session
 from sandbox.protocol import Kind, decode_frame, encode
 
 FILE = "expected.bin"
@@ -33,15 +33,43 @@ def digest(target: str, fn: str, args: list, kwargs: dict) -> str:
 
 
 class RecordingSession:
-    """Wraps a real reference session and records what each call returned."""
+    """Wraps a real reference session and records what each call returned (for
+    :func:`judge.pack.record_public`); everything else goes to the session it wraps."""
 
-    def __init__(self, inner: Any, log: dict[str, list]) -> None:
+    def __init__(self, inner: Session, log: dict[str, list]) -> None:
         self.inner = inner
         self.log = log
         self.case = ""
 
-    def __getattr__(self, name: str) -> Any:
-        return getattr(self.inner, name)
+    @property
+    def budget(self) -> Budget | None:
+        return self.inner.budget
+
+    @budget.setter
+    def budget(self, budget: Budget | None) -> None:
+        self.inner.budget = budget
+
+    @property
+    def alive(self) -> bool:
+        return self.inner.alive
+
+    def start(self) -> None:
+        self.inner.start()
+
+    def ready(self) -> dict[str, Any]:
+        return self.inner.ready()
+
+    def output_mark(self) -> int:
+        return self.inner.output_mark()
+
+    def output_since(self, mark: int) -> str:
+        return self.inner.output_since(mark)
+
+    def memory_bytes(self) -> int | None:
+        return self.inner.memory_bytes()
+
+    def close(self) -> None:
+        self.inner.close()
 
     def call(self, target: str, fn: str, args: list, kwargs: dict, *,
              return_args: bool = False) -> CallResult:
@@ -59,9 +87,7 @@ class ReplaySession:
         self.case = ""
         self.position = 0
         self.budget: Budget | None = None
-        self.busy_s = 0.0
         self.alive = True
-        self.lost = None
 
     def start_case(self, name: str) -> None:
         self.case, self.position = name, 0
@@ -78,6 +104,9 @@ class ReplaySession:
     def output_since(self, mark: int) -> str:
         return ""
 
+    def memory_bytes(self) -> int | None:
+        return None  # nothing runs: there is nothing to measure
+
     def close(self) -> None:
         pass
 
@@ -91,28 +120,6 @@ class ReplaySession:
         if entry["digest"] != digest(target, fn, args, kwargs):
             raise ReplayMismatch("the inputs differ from the recorded ones")
         return CallResult(entry["value"])
-
-
-def record_public(problem: Any, launcher: Any) -> bytes:
-    """Run the public cases with the reference on both sides; return expected.bin."""
-    from judge.grader import Options, Sessions, run_case  # the grader imports this module
-
-    log: dict[str, list] = {}
-    code = problem.read("reference.py")
-    with job_root(launcher, prefix="judge-record-") as root:
-        sessions = Sessions(launcher, problem, root, code, "cpu")
-        recorder = RecordingSession(sessions.get("ref"), log)
-        sessions.current["ref"] = recorder  # type: ignore[assignment]
-        try:
-            for spec in problem.tests.select(public_only=True):
-                recorder.case = spec.name
-                result = run_case(problem, spec, sessions, 0, Options())
-                if str(result.verdict) != "accepted":
-                    raise RuntimeError(f"{problem.slug}/{spec.name}: the reference got "
-                                       f"{result.verdict}: {result.message.en}")
-        finally:
-            sessions.close()
-    return encode(Kind.RESULT, log).tobytes()
 
 
 def load_recording(path: Path) -> dict[str, list]:

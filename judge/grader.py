@@ -16,7 +16,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal, overload
 
 import torch
 
@@ -25,7 +25,14 @@ from judge.expected import ReplayMismatch, ReplaySession
 from judge.i18n import T
 from judge.package import Problem
 from judge.report import EMPTY, NEEDS_CUDA, Report, SkipReason, TestResult, cpu_only_message
-from judge.session import Budget, ImportFailed, RunnerLost, RunnerSession, SubmissionError
+from judge.session import (
+    Budget,
+    ImportFailed,
+    RunnerLost,
+    RunnerSession,
+    Session,
+    SubmissionError,
+)
 from judge.testing import (
     CaseFailed,
     CaseSkipped,
@@ -101,7 +108,7 @@ class Sessions:
                 hello["fixture"] = folder / "judge_fixture.py"
             self.jobs[role] = Job(folder, limits, device)
             self.hellos[role] = hello
-        self.current: dict[str, RunnerSession] = {}
+        self.current: dict[str, Session] = {}
         self.all: list[RunnerSession] = []
         self.restarts = 0
 
@@ -114,14 +121,22 @@ class Sessions:
         session.start()
         return session
 
+    @overload
+    def get(self, role: str, fresh: Literal[False] = False) -> Session: ...
+
+    @overload
+    def get(self, role: str, fresh: Literal[True], *,
+            hash_seed: int | None = None) -> RunnerSession: ...
+
     def get(self, role: str, fresh: bool = False, *,
-            hash_seed: int | None = None) -> RunnerSession:
-        """The role's shared runner; with ``fresh``, a new one (with ``hash_seed``, its
-        own PYTHONHASHSEED)."""
+            hash_seed: int | None = None) -> Session:
+        """The role's shared runner (a practice pack's replay for ``ref`` when it has no
+        reference); with ``fresh``, a new process (with ``hash_seed``, its own
+        PYTHONHASHSEED). A :class:`judge.session.SessionSource`."""
         if role == "ref" and self.replay is not None:
             if fresh:
                 raise ReplayMismatch("this case needs the reference itself; judge it online")
-            return self.replay  # type: ignore[return-value]
+            return self.replay
         if fresh:
             return self.new(role, hash_seed)
         session = self.current.get(role)

@@ -7,7 +7,6 @@ without the sandbox a submission can read and change anything this user can.
 
 from __future__ import annotations
 
-import argparse
 import logging
 import os
 
@@ -57,7 +56,11 @@ def sandbox_unavailable() -> str | None:
     return None
 
 
-def launcher_from_args(args: argparse.Namespace) -> Launcher:
-    if dev_mode_requested(getattr(args, "no_sandbox", False)):
+def make_launcher(no_sandbox: bool = False, slot: int | None = None) -> Launcher:
+    """The launcher every command and worker judges with: the sandbox for worker slot
+    ``slot`` (its runners run as that slot's own uid; by default ``JUDGE_SANDBOX_SLOT``,
+    else 0), or, only when asked for (``no_sandbox``, ``JUDGE_NO_SANDBOX=1``), the plain
+    launcher, loudly. Import this module lazily: it imports torch (through the sandbox)."""
+    if dev_mode_requested(no_sandbox):
         return plain_launcher()
-    return sandbox_launcher()
+    return sandbox_launcher(slot)

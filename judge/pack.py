@@ -17,15 +17,18 @@ from types import ModuleType
 
 from judge.case_reader import read_cases
 from judge.expected import FILE as EXPECTED_FILE
-from judge.expected import record_public
+from judge.expected import RecordingSession
+from judge.grader import Options, Sessions, run_case
 from judge.package import ROOT, Problem
 from judge.testing import CASE_ATTR
+from judge.workdirs import job_root
 from sandbox.launch import Launcher
+from sandbox.protocol import Kind, encode
 
 CORE_MODULES = [
     "judge/__init__.py", "judge/i18n.py", "judge/verdict.py", "judge/schema.py",
     "judge/case_reader.py", "judge/package.py", "judge/compare.py", "judge/testing.py",
-    "judge/session.py",
+    "judge/session.py", "judge/runner_errors.py",
     "judge/grader.py", "judge/report.py", "judge/render.py", "judge/capabilities.py",
     "judge/expected.py", "judge/throughput.py", "judge/jobfiles.py", "judge/training.py",
     "sandbox/__init__.py", "sandbox/protocol.py", "sandbox/dtypes.py", "sandbox/channel.py",
@@ -68,6 +71,27 @@ def _assert_only_public(source: str, path: Path | None) -> None:
         spec = getattr(obj, CASE_ATTR, None)
         if spec is not None and not spec["public"]:
             raise ValueError(f"tests.py: hidden case {name} could not be cut out of the pack")
+
+
+def record_public(problem: Problem, launcher: Launcher) -> bytes:
+    """Run the public cases with the reference on both sides, recording the reference's
+    answers; return them as expected.bin (see :mod:`judge.expected`)."""
+    log: dict[str, list] = {}
+    code = problem.read("reference.py")
+    with job_root(launcher, prefix="judge-record-") as root:
+        sessions = Sessions(launcher, problem, root, code, "cpu")
+        recorder = RecordingSession(sessions.get("ref"), log)
+        sessions.current["ref"] = recorder
+        try:
+            for spec in problem.tests.select(public_only=True):
+                recorder.case = spec.name
+                result = run_case(problem, spec, sessions, 0, Options())
+                if str(result.verdict) != "accepted":
+                    raise RuntimeError(f"{problem.slug}/{spec.name}: the reference got "
+                                       f"{result.verdict}: {result.message.en}")
+        finally:
+            sessions.close()
+    return encode(Kind.RESULT, log).tobytes()
 
 
 def build_practice_pack(problems: list[Problem], launcher: Launcher) -> bytes:

@@ -31,7 +31,8 @@ from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, NoReturn
+from types import ModuleType
+from typing import Any, NoReturn, Protocol
 
 import torch
 
@@ -43,12 +44,11 @@ from judge.session import (
     CallResult,
     Event,
     RunnerSession,
+    Session,
+    SessionSource,
     Stream,
     SubmissionError,
 )
-
-if TYPE_CHECKING:
-    from judge.package import Problem
 
 CASE_ATTR = "__judge_case__"
 WORKLOAD_ATTR = "__judge_workload__"
@@ -137,7 +137,14 @@ class Suite:
         return chosen
 
 
-def collect(problem: Problem) -> Suite:
+class HasTests(Protocol):
+    """What :func:`collect` needs of a package (a judge.package.Problem): named here, not
+    imported, because the package imports this module to collect its tests."""
+
+    def load_tests_module(self) -> ModuleType: ...
+
+
+def collect(problem: HasTests) -> Suite:
     """Import a package's tests.py and gather its cases in source order."""
     module = problem.load_tests_module()
     cases, workloads = [], {}
@@ -182,7 +189,7 @@ class Proxy:
         self._ctx = ctx
         self._role = role
 
-    def _session(self) -> RunnerSession:
+    def _session(self) -> Session:
         return self._ctx._session(self._role)
 
     def __getattr__(self, name: str) -> Callable[..., Any]:
@@ -200,7 +207,7 @@ class Proxy:
         """Run fixture.py's ``name(sol, ctx, *args, **kwargs)`` and return its value."""
         return self._run(lambda s: s.call("fixture", name, list(args), kwargs)).value
 
-    def _run(self, action: Callable[[RunnerSession], CallResult]) -> CallResult:
+    def _run(self, action: Callable[[Session], CallResult]) -> CallResult:
         session = self._session()
         try:
             return action(session)
@@ -246,7 +253,7 @@ class Ctx:
     seed: int
     public: bool
     budget: Budget
-    sessions: Callable[..., RunnerSession]  # (role, fresh, *, hash_seed=None)
+    sessions: SessionSource  # (role, fresh, *, hash_seed=None)
     workdirs: dict[str, Path]
     device: str = "cpu"
     rng: torch.Generator = field(init=False)
@@ -262,7 +269,7 @@ class Ctx:
         self.sub = Proxy(self, "sub")
         self.ref = Proxy(self, "ref")
 
-    def _session(self, role: str) -> RunnerSession:
+    def _session(self, role: str) -> Session:
         session = self.sessions(role, False)
         session.budget = self.budget if role == "sub" else Budget(self.budget.seconds * 10 + 30)
         return session
@@ -298,8 +305,7 @@ class Ctx:
         now, measured from outside by the kernel (the job's memory cgroup): a number the
         submission cannot fake. None where the launcher cannot tell (no sandbox, or a
         sandbox without cgroups)."""
-        measure = getattr(self._session(role), "memory_bytes", None)  # a replay has none
-        return measure() if measure is not None else None
+        return self._session(role).memory_bytes()
 
     @contextmanager
     def fresh(self, role: str = "sub", *, hash_seed: int | None = None) -> Iterator[Run]:

@@ -126,7 +126,7 @@ def test_printed_output_lands_under_its_own_case(any_launcher, tmp_path):
 def test_each_worker_slot_runs_as_its_own_uid():
     """`judge worker --slot N` (what serve starts for worker N) runs jobs as uid
     UID_BASE + N, so two workers' jobs never share a uid."""
-    from judge.worker import make_launcher
+    from judge.isolation import make_launcher
     from sandbox.bwrap import UID_BASE
 
     launchers = [make_launcher(False, slot) for slot in (6, 7)]  # slots no test uses

@@ -198,11 +198,11 @@ def test_no_silent_fallback_when_the_sandbox_is_unavailable(monkeypatch):
 
 
 def test_dev_mode_needs_asking_for(monkeypatch):
-    import argparse
-
     from judge import isolation
 
     monkeypatch.delenv("JUDGE_NO_SANDBOX", raising=False)
     assert not isolation.dev_mode_requested(False)
     monkeypatch.setenv("JUDGE_NO_SANDBOX", "1")
-    assert isolation.launcher_from_args(argparse.Namespace(no_sandbox=False)).isolation == "none"
+    launcher = isolation.make_launcher(False)
+    assert launcher.isolation == "none"
+    launcher.close()

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 from fastapi.testclient import TestClient
 
-from judge.worker import WorkerClient
+from judge.worker_client import WorkerClient
 from tests.web import postgres
 from tests.web.support import CHROMIUM, Clock, make_admin, make_user, shot, write_bank
 from web.main import create_app

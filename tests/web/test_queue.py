@@ -8,7 +8,7 @@ import threading
 import pytest
 from sqlalchemy import text
 
-from judge.worker import Fatal, WorkerClient
+from judge.worker_client import Fatal, WorkerClient
 from tests.web.support import (
     HIDDEN_MARK,
     fake_report,

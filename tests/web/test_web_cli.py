@@ -96,7 +96,7 @@ def test_worker_needs_the_token(monkeypatch, capsys):
 
 def test_each_worker_gets_its_own_sandbox_slot(monkeypatch):
     import judge.isolation
-    from judge.worker import make_launcher
+    from judge.isolation import make_launcher
 
     made = []
 

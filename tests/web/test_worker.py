@@ -10,7 +10,8 @@ import httpx
 import pytest
 
 from judge.events import Running
-from judge.worker import Claimed, LeaseKeeper, Problems, Worker, choose_gpu
+from judge.worker import Problems, Worker, choose_gpu
+from judge.worker_client import Claimed, LeaseKeeper
 from tests.web.support import GOOD, HIDDEN_MARK, WRONG, fake_report, submit
 
 pytestmark = pytest.mark.both_databases  # each test on SQLite and on PostgreSQL
@@ -179,7 +180,7 @@ def test_choose_gpu():
     assert choose_gpu("auto", 2, two) is None and choose_gpu("none", 0, two) is None
     assert choose_gpu("auto", 0, {"devices": []}) is None
     assert choose_gpu("1", 0, two) == 1
-    from judge.worker import Fatal
+    from judge.worker_client import Fatal
 
     with pytest.raises(Fatal):
         choose_gpu("3", 0, two)

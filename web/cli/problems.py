@@ -17,7 +17,8 @@ from pathlib import Path
 from sqlalchemy.orm import Session
 
 from judge.check import check_problem
-from judge.cli_base import UsageError, cuda_available, make_launcher
+from judge.cli_base import UsageError, cuda_available
+from judge.isolation import make_launcher
 from judge.render import paint
 from web import bank_admin, db
 from web.cli.datadir import open_data
@@ -88,7 +89,7 @@ def _check(args: argparse.Namespace, slug: str, content_hash: str | None) -> int
     with data.sessions() as session:
         full_hash = _version(session, slug, content_hash).content_hash
     problem = data.store.load(full_hash)
-    launcher = make_launcher(args)
+    launcher = make_launcher(args.no_sandbox)
 
     def progress(outcome) -> None:
         mark = paint("✓", "32") if outcome.ok else paint("✗", "31")
