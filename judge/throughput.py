@@ -17,25 +17,24 @@ before the clock starts), kept off the timing core (its cpuset) and its CPU time
 pair in which it ran anyway is thrown away, and a submission whose helpers keep doing that
 is ``too_slow`` (``DISTURBED_LIMIT``). Staging a call is untimed but not free: what the
 submission's staging of a call took (its cgroup's CPU time) beyond the reference's staging
-of the same inputs is charged to that call (``stage_charge``). Every runner fixes glibc's malloc thresholds first
-(``sandbox.runner.steady_malloc``), so that how fast the same code allocates does not
-depend on what its runner happened to free before.
+of the same inputs is charged to that call (``stage_charge``). Every runner fixes glibc's
+malloc thresholds first (``sandbox.runner.steady_malloc``), so that how fast the same code
+allocates does not depend on what its runner happened to free before. The figures and
+how they are read are in judge/measurement.py.
 """
 
 from __future__ import annotations
 
 import builtins
-import collections
 import contextlib
 import fcntl
-import math
 import os
 import secrets
 import statistics
 import tempfile
 import time
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -44,142 +43,22 @@ import torch
 from judge.events import Event, Running, ThroughputMeasured
 from judge.i18n import T
 from judge.jobfiles import JobFiles, JobFolderFull
+from judge.measurement import BORDERLINE, Measurement, Pair
+from judge.measurement import Workload as Workload  # problems' tests.py import it from here
 from judge.package import Problem, Throughput
 from judge.report import Report, ThroughputResult
 from judge.session import RunnerLost, SubmissionError
 from judge.testing import case_seed
 from judge.verdict import Verdict
 
-BORDERLINE = 0.85  # a median within this factor of the bar is measured again
-REL_WIDTH = 0.06  # stop once the median's confidence interval is this narrow (relative)
 # Both sides are timed on one core: the grader's highest allowed CPU (None: anywhere).
 TIMING_CPU = max(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else None
-# A call's staging (CPU time of the runner's cgroup, else wall time) may take this much
-# longer than the reference's staging of the same inputs, uncharged.
-STAGE_SLACK = 0.15
-STAGE_ABS_S = 0.0005
 SLOWEST = 25.0  # a call this many times slower than the reference's median is cut short
 # The side not being timed is frozen: its cgroup may count this much CPU time in a timed
 # window (a rounding), more means it ran and the pair is thrown away; this many such
 # windows while the reference is timed, and the submission is too_slow.
 IDLE_CPU_S = 0.0002
 DISTURBED_LIMIT = 5
-
-
-@dataclass(frozen=True)
-class Workload:
-    """What a throughput check times.
-
-    ``make(rng)`` returns fresh ``(args, kwargs)`` for one timed call. ``fn`` is a
-    submission name (``target="sub"``) or a fixture scenario (``target="fixture"``). With
-    ``prepare`` (a fixture scenario), the runner first builds untimed state from the
-    inputs, ``prepare(sol, ctx, *args, **kwargs)``, and the timed call is
-    ``fn(sol, ctx, state)``. ``check(got, expected)`` returns True (or None) when the
-    submission's result is right, False or a message otherwise (see ``check_folders``).
-
-    ``stratum(args, kwargs)`` names the kind of a call's inputs when kinds differ in cost
-    by design, so that a submission's ratio differs between them (``pad_sequence`` with
-    flips pads on the left at 0.7x the reference, on the right at 0.9x). The median of such
-    a mixture falls between its two modes and moves with the mix drawn; each kind's median
-    does not. The ratio is then the geometric mean of the kinds' medians, and a measurement
-    settles only once it has seen at least two kinds, three pairs each.
-    """
-
-    fn: str
-    make: Callable[..., tuple[list, dict]]  # (rng) or, with files, (rng, put)
-    check: Callable[..., Any]  # (got, expected) or, with check_folders, (got, expected, folders)
-    target: str = "sub"
-    prepare: str | None = None
-    warmup: int = 2
-    min_pairs: int = 9
-    max_pairs: int = 80
-    # With True, ``check(got, expected, folders)`` also gets the host folders of the two
-    # runners' jobs ({"sub": Path, "ref": Path}), to verify from outside what a timed call
-    # left on disk.
-    check_folders: bool = False
-    stratum: Callable[[list, dict], str] | None = None
-    # With True, ``make(rng, put)`` also gets ``put(data, suffix="") -> name``, which
-    # writes a data file into both runners' job folders (judge.jobfiles: by the grader,
-    # never through a planted name) and returns the path the runners open it by; the
-    # files of a timed call are removed once it is checked.
-    files: bool = False
-
-
-@dataclass
-class Measurement:
-    ratios: list[float]
-    sub_s: list[float]
-    ref_s: list[float]
-    verdict: Verdict = Verdict.ACCEPTED
-    message: T | None = None
-    detail: T | None = None  # admins only: may quote the hidden inputs
-    stage_sub_s: list[float] = field(default_factory=list)  # untimed staging, per side
-    stage_ref_s: list[float] = field(default_factory=list)
-    strata: list[str] = field(default_factory=list)  # each pair's kind (Workload.stratum)
-    disturbed: int = 0  # pairs thrown away: the submission's side ran while not timed
-
-    def add(self, pair: Pair) -> None:
-        self.sub_s.append(pair.times["sub"])
-        self.ref_s.append(pair.times["ref"])
-        self.stage_sub_s.append(pair.stages["sub"])
-        self.stage_ref_s.append(pair.stages["ref"])
-        if pair.kind is not None:
-            self.strata.append(pair.kind)
-        self.ratios = [r / max(s + stage_charge(ss, rs), 1e-9) for r, s, ss, rs in zip(
-            self.ref_s, self.sub_s, self.stage_sub_s, self.stage_ref_s, strict=True)]
-
-    def groups(self) -> list[list[float]]:
-        """The pair ratios by kind of input (one group for a workload without kinds)."""
-        if len(set(self.strata)) < 2:
-            return [self.ratios] if self.ratios else []
-        by: dict[str, list[float]] = collections.defaultdict(list)
-        for kind, r in zip(self.strata, self.ratios, strict=True):
-            by[kind].append(r)
-        return list(by.values())
-
-    @property
-    def ratio(self) -> float:
-        return _geometric_mean([statistics.median(g) for g in self.groups()])
-
-    def interval(self) -> tuple[float, float]:
-        """A confidence interval for ``ratio``: each kind's median interval, combined."""
-        ends = [median_interval(g) for g in self.groups()]
-        return _geometric_mean([lo for lo, _ in ends]), _geometric_mean([hi for _, hi in ends])
-
-    def settled(self, workload: Workload, min_ratio: float) -> bool:
-        """Known tightly enough (or clearly below the bar) to stop measuring: at least
-        ``min_pairs`` pairs (and, for a workload with kinds of input, two kinds of three
-        pairs each), and a confidence interval of the ratio within ``REL_WIDTH``."""
-        groups = self.groups()
-        if len(self.ratios) < workload.min_pairs or (workload.stratum is not None and (
-                len(groups) < 2 or min(len(g) for g in groups) < 3)):
-            return False
-        lo, hi = self.interval()
-        return hi < min_ratio * BORDERLINE or (hi - lo) / max(self.ratio, 1e-9) <= REL_WIDTH
-
-    @property
-    def spread(self) -> float:
-        """Interquartile range of the pair ratios (each relative to its kind's median)."""
-        relative = [r / m for g in self.groups() if (m := statistics.median(g)) for r in g]
-        if len(relative) < 4:
-            return 0.0
-        q = statistics.quantiles(relative, n=4)
-        return q[2] - q[0]
-
-
-def _geometric_mean(values: list[float]) -> float:
-    """0.0 for no values or any zero (a cut-short call)."""
-    return statistics.geometric_mean(values) if values and min(values) > 0 else 0.0
-
-
-def median_interval(values: list[float], z: float = 1.96) -> tuple[float, float]:
-    """A distribution-free confidence interval for the median (order statistics)."""
-    xs = sorted(values)
-    n = len(xs)
-    half = z * math.sqrt(n) / 2
-    lo = max(0, math.floor(n / 2 - half))
-    hi = min(n - 1, math.ceil(n / 2 + half) - 1)
-    return xs[lo], xs[hi]
 
 
 def _hidden_error(e: SubmissionError, code: str) -> T:
@@ -220,26 +99,6 @@ class _SubmissionFailed(Exception):
         self.error = error
 
 
-@dataclass(frozen=True)
-class Pair:
-    """One timed pair: the same inputs, one timed call each."""
-
-    kind: str | None
-    results: dict[str, Any]
-    times: dict[str, float]
-    stages: dict[str, float]  # untimed staging of the inputs, per side
-    # Per side timed: the other side's runner used CPU while it was being timed.
-    disturbed: dict[str, bool]
-
-
-def stage_charge(sub_stage_s: float, ref_stage_s: float) -> float:
-    """What a call's staging cost the submission beyond the reference's staging of the same
-    inputs, charged to that call: work moved into staging is paid call by call, whichever
-    calls it picks. The tolerance (``STAGE_SLACK`` of the reference's staging and
-    ``STAGE_ABS_S``) keeps honest staging noise out of honest ratios."""
-    return max(0.0, sub_stage_s - ref_stage_s * (1 + STAGE_SLACK) - STAGE_ABS_S)
-
-
 def _time_pair(workload: Workload, sessions, args: list, kwargs: dict, kind: str | None,
                sub_first: bool, sub_limit: float, ref_limit: float) -> Pair:
     """Time one call of each side on the same inputs, the other side paused meanwhile.
@@ -250,6 +109,7 @@ def _time_pair(workload: Workload, sessions, args: list, kwargs: dict, kind: str
     times: dict[str, float] = {}
     stages: dict[str, float] = {}
     disturbed: dict[str, bool] = {}
+    staging_cpu = True
     for role, session, other in order if sub_first else order[::-1]:
         limit = sub_limit if role == "sub" else ref_limit
         try:
@@ -263,9 +123,10 @@ def _time_pair(workload: Workload, sessions, args: list, kwargs: dict, kind: str
             raise _SubmissionFailed(e) from None
         results[role], times[role] = res.value, elapsed
         cpu = session.last_stage_cpu_s
+        staging_cpu = staging_cpu and cpu is not None
         stages[role] = cpu if cpu is not None else session.last_stage_s
         disturbed[role] = window.disturbed
-    return Pair(kind, results, times, stages, disturbed)
+    return Pair(kind, results, times, stages, disturbed, staging_cpu)
 
 
 def _measure(workload: Workload, spec: Throughput, sessions, rng: torch.Generator,

@@ -8,8 +8,8 @@ import statistics
 import pytest
 
 from judge.grader import Options, grade
+from judge.measurement import Measurement, Pair, Workload, median_interval, stage_charge
 from judge.session import SubmissionError
-from judge.throughput import Measurement, Pair, Workload, median_interval, stage_charge
 from judge.verdict import Verdict
 from tests.conftest import TESTS, TOML
 
@@ -281,24 +281,6 @@ def test_work_done_while_the_inputs_are_staged_is_charged(problem, launcher):
     assert report.verdict is Verdict.TOO_SLOW, (report.message.en, report.throughput)
 
 
-WORKS_WHILE_STAGED_SOMETIMES = WORKS_WHILE_STAGED.replace(
-    "def _stage(self, body):\n",
-    "_count = [0, 0]\n\n\ndef _stage(self, body):\n"
-    "    _count[0] += 1\n"
-    "    if _count[1] >= 0.45 * _count[0]:  # under half the calls: the median is honest\n"
-    "        return _orig_stage(self, body)\n"
-    "    _count[1] += 1\n")
-
-
-def test_work_done_while_staging_under_half_of_the_calls_is_charged_call_by_call(
-        problem, launcher):
-    """One median of staging times over all calls stayed honest when the work moved into
-    staging on fewer than half of them; each call's staging is charged on its own."""
-    assert "_count[1] += 1" in WORKS_WHILE_STAGED_SOMETIMES
-    report = judge(problem, WORKS_WHILE_STAGED_SOMETIMES, launcher)
-    assert report.verdict is Verdict.TOO_SLOW, (report.message.en, report.throughput)
-
-
 def test_a_call_whose_work_moved_into_staging_reads_the_ratio_it_would_have_had():
     honest = Pair(None, {}, {"sub": 0.020, "ref": 0.010}, {"sub": 0.005, "ref": 0.005},
                   {"sub": False, "ref": False})
@@ -312,6 +294,19 @@ def test_a_call_whose_work_moved_into_staging_reads_the_ratio_it_would_have_had(
     assert m.ratios[1] == pytest.approx(0.010 / (0.0001 + 0.0249 - 0.005 * 1.15 - 0.0005))
     assert m.ratios[1] < 0.7
     assert stage_charge(0.005, 0.005) == 0.0  # honest staging is not charged
+    # (judged for real, in the sandbox: tests/attacks/submissions/work_in_patched_stage.py)
+
+
+def test_staging_timed_by_the_wall_clock_is_charged_as_one_median():
+    """Without a cgroup counting the runner's CPU, staging waits for a busy machine by
+    several times a short call: one median over all calls is charged, not each call."""
+    pairs = [Pair(None, {}, {"sub": 0.010, "ref": 0.010},
+                  {"sub": 0.005 + (0.050 if i % 4 == 0 else 0.0), "ref": 0.005},
+                  {"sub": False, "ref": False}, staging_cpu=False) for i in range(8)]
+    m = Measurement([], [], [])
+    for pair in pairs:
+        m.add(pair)
+    assert m.wall_staging and m.ratios == [pytest.approx(1.0)] * 8
 
 
 def test_pairs_in_which_the_idle_side_ran_are_thrown_away_and_too_many_are_too_slow(

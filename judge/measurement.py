@@ -1,0 +1,174 @@
+"""What a speed check measures and how its figures are read: the :class:`Workload` a
+problem's tests.py declares, one timed :class:`Pair`, and the :class:`Measurement` of a
+judging (pair ratios, the staging charge, the ratio per kind of input, its confidence
+interval, and when it is known well enough). No clock and no runner here:
+judge/throughput.py times the pairs.
+"""
+
+from __future__ import annotations
+
+import collections
+import math
+import statistics
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from judge.i18n import T
+from judge.verdict import Verdict
+
+BORDERLINE = 0.85  # a median within this factor of the bar is measured again
+REL_WIDTH = 0.06  # stop once the median's confidence interval is this narrow (relative)
+# A call's staging (CPU time of the runner's cgroup, else wall time) may take this much
+# longer than the reference's staging of the same inputs, uncharged.
+STAGE_SLACK = 0.15
+STAGE_ABS_S = 0.0005
+
+
+@dataclass(frozen=True)
+class Workload:
+    """What a throughput check times.
+
+    ``make(rng)`` returns fresh ``(args, kwargs)`` for one timed call. ``fn`` is a
+    submission name (``target="sub"``) or a fixture scenario (``target="fixture"``). With
+    ``prepare`` (a fixture scenario), the runner first builds untimed state from the
+    inputs, ``prepare(sol, ctx, *args, **kwargs)``, and the timed call is
+    ``fn(sol, ctx, state)``. ``check(got, expected)`` returns True (or None) when the
+    submission's result is right, False or a message otherwise (see ``check_folders``).
+
+    ``stratum(args, kwargs)`` names the kind of a call's inputs when kinds differ in cost
+    by design, so that a submission's ratio differs between them (``pad_sequence`` with
+    flips pads on the left at 0.7x the reference, on the right at 0.9x). The median of such
+    a mixture falls between its two modes and moves with the mix drawn; each kind's median
+    does not. The ratio is then the geometric mean of the kinds' medians, and a measurement
+    settles only once it has seen at least two kinds, three pairs each.
+    """
+
+    fn: str
+    make: Callable[..., tuple[list, dict]]  # (rng) or, with files, (rng, put)
+    check: Callable[..., Any]  # (got, expected) or, with check_folders, (got, expected, folders)
+    target: str = "sub"
+    prepare: str | None = None
+    warmup: int = 2
+    min_pairs: int = 9
+    max_pairs: int = 80
+    # With True, ``check(got, expected, folders)`` also gets the host folders of the two
+    # runners' jobs ({"sub": Path, "ref": Path}), to verify from outside what a timed call
+    # left on disk.
+    check_folders: bool = False
+    stratum: Callable[[list, dict], str] | None = None
+    # With True, ``make(rng, put)`` also gets ``put(data, suffix="") -> name``, which
+    # writes a data file into both runners' job folders (judge.jobfiles: by the grader,
+    # never through a planted name) and returns the path the runners open it by; the
+    # files of a timed call are removed once it is checked.
+    files: bool = False
+
+
+@dataclass
+class Measurement:
+    ratios: list[float]
+    sub_s: list[float]
+    ref_s: list[float]
+    verdict: Verdict = Verdict.ACCEPTED
+    message: T | None = None
+    detail: T | None = None  # admins only: may quote the hidden inputs
+    stage_sub_s: list[float] = field(default_factory=list)  # untimed staging, per side
+    stage_ref_s: list[float] = field(default_factory=list)
+    strata: list[str] = field(default_factory=list)  # each pair's kind (Workload.stratum)
+    disturbed: int = 0  # pairs thrown away: the submission's side ran while not timed
+    wall_staging: bool = False  # some staging was timed by the wall clock (see add)
+
+    def add(self, pair: Pair) -> None:
+        self.sub_s.append(pair.times["sub"])
+        self.ref_s.append(pair.times["ref"])
+        self.stage_sub_s.append(pair.stages["sub"])
+        self.stage_ref_s.append(pair.stages["ref"])
+        if pair.kind is not None:
+            self.strata.append(pair.kind)
+        self.wall_staging = self.wall_staging or not pair.staging_cpu
+        if self.wall_staging:
+            # Staging on the wall clock (no cgroup counts the runner's CPU: a degraded
+            # sandbox, development) waits for a busy machine, by several times a short
+            # call: charged as one median over all calls, which a submission that moves
+            # its work into staging on a minority of calls escapes. The sandbox counts CPU.
+            ref_stage = statistics.median(self.stage_ref_s)
+            extra = stage_charge(statistics.median(self.stage_sub_s), ref_stage)
+            self.ratios = [r / max(s + extra, 1e-9) for r, s in zip(self.ref_s, self.sub_s,
+                                                                    strict=True)]
+            return
+        self.ratios = [r / max(s + stage_charge(ss, rs), 1e-9) for r, s, ss, rs in zip(
+            self.ref_s, self.sub_s, self.stage_sub_s, self.stage_ref_s, strict=True)]
+
+    def groups(self) -> list[list[float]]:
+        """The pair ratios by kind of input (one group for a workload without kinds)."""
+        if len(set(self.strata)) < 2:
+            return [self.ratios] if self.ratios else []
+        by: dict[str, list[float]] = collections.defaultdict(list)
+        for kind, r in zip(self.strata, self.ratios, strict=True):
+            by[kind].append(r)
+        return list(by.values())
+
+    @property
+    def ratio(self) -> float:
+        return _geometric_mean([statistics.median(g) for g in self.groups()])
+
+    def interval(self) -> tuple[float, float]:
+        """A confidence interval for ``ratio``: each kind's median interval, combined."""
+        ends = [median_interval(g) for g in self.groups()]
+        return _geometric_mean([lo for lo, _ in ends]), _geometric_mean([hi for _, hi in ends])
+
+    def settled(self, workload: Workload, min_ratio: float) -> bool:
+        """Known tightly enough (or clearly below the bar) to stop measuring: at least
+        ``min_pairs`` pairs (and, for a workload with kinds of input, two kinds of three
+        pairs each), and a confidence interval of the ratio within ``REL_WIDTH``."""
+        groups = self.groups()
+        if len(self.ratios) < workload.min_pairs or (workload.stratum is not None and (
+                len(groups) < 2 or min(len(g) for g in groups) < 3)):
+            return False
+        lo, hi = self.interval()
+        return hi < min_ratio * BORDERLINE or (hi - lo) / max(self.ratio, 1e-9) <= REL_WIDTH
+
+    @property
+    def spread(self) -> float:
+        """Interquartile range of the pair ratios (each relative to its kind's median)."""
+        relative = [r / m for g in self.groups() if (m := statistics.median(g)) for r in g]
+        if len(relative) < 4:
+            return 0.0
+        q = statistics.quantiles(relative, n=4)
+        return q[2] - q[0]
+
+
+def _geometric_mean(values: list[float]) -> float:
+    """0.0 for no values or any zero (a cut-short call)."""
+    return statistics.geometric_mean(values) if values and min(values) > 0 else 0.0
+
+
+def median_interval(values: list[float], z: float = 1.96) -> tuple[float, float]:
+    """A distribution-free confidence interval for the median (order statistics)."""
+    xs = sorted(values)
+    n = len(xs)
+    half = z * math.sqrt(n) / 2
+    lo = max(0, math.floor(n / 2 - half))
+    hi = min(n - 1, math.ceil(n / 2 + half) - 1)
+    return xs[lo], xs[hi]
+
+
+@dataclass(frozen=True)
+class Pair:
+    """One timed pair: the same inputs, one timed call each."""
+
+    kind: str | None
+    results: dict[str, Any]
+    times: dict[str, float]
+    stages: dict[str, float]  # untimed staging of the inputs, per side
+    # Per side timed: the other side's runner used CPU while it was being timed.
+    disturbed: dict[str, bool]
+    staging_cpu: bool = True  # ``stages`` is CPU time (the runners' cgroups), not wall time
+
+
+def stage_charge(sub_stage_s: float, ref_stage_s: float) -> float:
+    """What a call's staging cost the submission beyond the reference's staging of the same
+    inputs, charged to that call: work moved into staging is paid call by call, whichever
+    calls it picks. The tolerance (``STAGE_SLACK`` of the reference's staging and
+    ``STAGE_ABS_S``) keeps honest staging noise out of honest ratios."""
+    return max(0.0, sub_stage_s - ref_stage_s * (1 + STAGE_SLACK) - STAGE_ABS_S)
