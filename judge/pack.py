@@ -25,8 +25,8 @@ from sandbox.launch import Launcher
 CORE_MODULES = [
     "judge/__init__.py", "judge/i18n.py", "judge/verdict.py", "judge/schema.py",
     "judge/case_reader.py", "judge/package.py", "judge/compare.py", "judge/testing.py",
-    "judge/session.py",
-    "judge/grader.py", "judge/report.py", "judge/render.py", "judge/capabilities.py",
+    "judge/session.py", "judge/grader.py", "judge/trust.py", "judge/report.py",
+    "judge/render.py", "judge/capabilities.py",
     "judge/expected.py", "judge/throughput.py", "judge/jobfiles.py", "judge/training.py",
     "sandbox/__init__.py", "sandbox/protocol.py", "sandbox/dtypes.py", "sandbox/channel.py",
     "sandbox/runner.py", "sandbox/launch.py",

@@ -24,7 +24,7 @@ from pathlib import Path
 from types import ModuleType
 from typing import Literal
 
-from judge.case_reader import declares_cuda
+from judge.case_reader import CaseDeclaration, declares_cuda, read_cases
 from judge.i18n import T
 from judge.schema import SchemaError, parse
 from judge.verdict import FIXTURE_VERDICTS
@@ -183,6 +183,15 @@ class Problem:
         take it first, and there its runners get the GPU."""
         return (any(tp.device == "cuda" for tp in self.meta.throughput)
                 or declares_cuda(self.read("tests.py")))
+
+    @cached_property
+    def declared_cases(self) -> list[CaseDeclaration]:
+        """The cases tests.py declares, read from its syntax tree without running it
+        (empty when it does not parse: importing it then says why)."""
+        try:
+            return read_cases(self.read("tests.py"))
+        except SyntaxError:
+            return []
 
     @cached_property
     def tests(self):  # -> judge.testing.Suite (imported lazily: it needs torch)
