@@ -12,6 +12,7 @@ and the report go back as JSON (``judge/graderbox.py`` checks them).
 from __future__ import annotations
 
 import argparse
+import base64
 import contextlib
 import json
 import socket
@@ -158,6 +159,18 @@ def grade(link: Link, job: dict[str, Any]) -> dict[str, Any]:
     return report.to_json()
 
 
+def record(link: Link, job: dict[str, Any]) -> bytes:
+    """The practice pack's part: run the cut tests.py (no hidden case may survive), then
+    record the reference's answers to the public cases."""
+    from judge.expected import record_public
+    from judge.pack import assert_only_public
+    from judge.package import load_problem
+
+    assert_only_public(str(job["public_tests"]), PROBLEM / "tests.py")
+    launcher: Any = BrokerLauncher(link)
+    return record_public(load_problem(PROBLEM, named_by_slug=False), launcher, JOBS)
+
+
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description="a grader box's inside")
     parser.add_argument("--fd", type=int, required=True, help="the link to the worker")
@@ -169,9 +182,17 @@ def main(argv: list[str] | None = None) -> None:
     apply_rlimits(json.loads(args.limits))
     link = Link(socket.socket(fileno=args.fd))
     job, _ = link.recv()
-    if job.get("mode") != "grade":
+    if job.get("mode") == "grade":
+        link.send({"op": "report", "report": grade(link, job)})
+    elif job.get("mode") == "record":
+        try:
+            expected = record(link, job)
+        except Exception as e:  # the package's own failure, said to the pack's builder
+            link.send({"op": "failed", "error": f"{type(e).__name__}: {e}"})
+        else:
+            link.send({"op": "packed", "expected": base64.b64encode(expected).decode()})
+    else:
         raise SystemExit(f"unknown job {job.get('mode')!r}")
-    link.send({"op": "report", "report": grade(link, job)})
 
 
 if __name__ == "__main__":

@@ -12,13 +12,14 @@ says so instead of comparing against the wrong values.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 from pathlib import Path
 from typing import Any
 
 from judge.session import Budget, CallResult
 from judge.workdirs import job_root
-from sandbox.protocol import Kind, decode_frame, encode
+from sandbox.protocol import Kind, ProtocolError, decode_frame, encode
 
 FILE = "expected.bin"
 
@@ -93,31 +94,46 @@ class ReplaySession:
         return CallResult(entry["value"])
 
 
-def record_public(problem: Any, launcher: Any) -> bytes:
-    """Run the public cases with the reference on both sides; return expected.bin."""
+def record_public(problem: Any, launcher: Any, root: Path | None = None) -> bytes:
+    """Run the public cases with the reference on both sides; return expected.bin. The
+    job folders go in a fresh folder, or in ``root`` (a grader box's ``/jobs``)."""
+    with contextlib.ExitStack() as stack:
+        if root is None:
+            root = stack.enter_context(job_root(launcher, prefix="judge-record-"))
+        return _record(problem, launcher, root)
+    raise AssertionError("unreachable")
+
+
+def _record(problem: Any, launcher: Any, root: Path) -> bytes:
     from judge.grader import Options, Sessions, run_case  # the grader imports this module
 
     log: dict[str, list] = {}
-    code = problem.read("reference.py")
-    with job_root(launcher, prefix="judge-record-") as root:
-        sessions = Sessions(launcher, problem, root, code, "cpu")
-        recorder = RecordingSession(sessions.get("ref"), log)
-        sessions.current["ref"] = recorder  # type: ignore[assignment]
-        try:
-            for spec in problem.tests.select(public_only=True):
-                recorder.case = spec.name
-                result = run_case(problem, spec, sessions, 0, Options())
-                if str(result.verdict) != "accepted":
-                    raise RuntimeError(f"{problem.slug}/{spec.name}: the reference got "
-                                       f"{result.verdict}: {result.message.en}")
-        finally:
-            sessions.close()
+    sessions = Sessions(launcher, problem, root, problem.read("reference.py"), "cpu")
+    recorder = RecordingSession(sessions.get("ref"), log)
+    sessions.current["ref"] = recorder  # type: ignore[assignment]
+    try:
+        for spec in problem.tests.select(public_only=True):
+            recorder.case = spec.name
+            result = run_case(problem, spec, sessions, 0, Options())
+            if str(result.verdict) != "accepted":
+                raise RuntimeError(f"{problem.slug}/{spec.name}: the reference got "
+                                   f"{result.verdict}: {result.message.en}")
+    finally:
+        sessions.close()
     return encode(Kind.RESULT, log).tobytes()
+
+
+def decode_recording(data: bytes, where: str = "expected.bin") -> dict[str, list]:
+    """A recording's contents (validated like any protocol frame); ValueError otherwise."""
+    try:
+        msg = decode_frame(data)
+    except ProtocolError as e:
+        raise ValueError(f"{where}: {e}") from None
+    if msg.kind is not Kind.RESULT or not isinstance(msg.body, dict):
+        raise ValueError(f"{where}: not a recording of expected values")
+    return msg.body
 
 
 def load_recording(path: Path) -> dict[str, list]:
     """Read expected.bin (validated like any protocol frame)."""
-    msg = decode_frame(path.read_bytes())
-    if msg.kind is not Kind.RESULT or not isinstance(msg.body, dict):
-        raise ValueError(f"{path}: not a recording of expected values")
-    return msg.body
+    return decode_recording(path.read_bytes(), str(path))

@@ -7,7 +7,7 @@ outside (no file, no connection, no secret or other problem's code in what the j
 reports) and from inside (it reports each success as a ``PWNED`` note) — while its verdicts
 stay those of a sound package. Also: an honest copy of a bundled problem, untrusted since it
 is not byte for byte the bundled one, still judges right through its grader box, speed
-check included.
+check included; and its part of the practice pack is made in its box too.
 """
 
 from __future__ import annotations
@@ -20,8 +20,11 @@ from pathlib import Path
 
 import pytest
 
+from judge.case_reader import read_cases
 from judge.check import check_problem
+from judge.expected import decode_recording
 from judge.grader import Options, grade
+from judge.pack import public_parts
 from judge.package import load_problem
 from judge.trust import is_bundled, runs_confined
 from judge.verdict import Verdict
@@ -117,3 +120,11 @@ def test_an_honest_copy_of_a_bundled_problem_judges_right(tmp_path, attack_launc
     assert wrong.verdict is Verdict.WRONG_ANSWER
     assert not any(name.startswith("judge_problem_padding_collate") and
                    problem.content_hash[:12] in name for name in sys.modules)
+
+
+def test_its_practice_pack_part_is_made_in_its_box(hostile, canaries, attack_launcher):
+    # What `python -m judge pack` (the web's practice pack builder) does for each problem.
+    public, expected = public_parts(hostile, attack_launcher)
+    assert [c.name for c in read_cases(public)] == ["example_small"]
+    assert list(decode_recording(expected)) == ["example_small"]
+    achieved_nothing(hostile, canaries)
