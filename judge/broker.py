@@ -48,7 +48,11 @@ class Broker:
     its events, and keeps its clock."""
 
     def __init__(self, launcher: Launcher, folders: dict[str, Path], limits: Limits,
-                 device: str, emit) -> None:
+                 device: str, emit, lock_s: float = 0.0) -> None:
+        """``limits`` and ``device``: the runners'. ``lock_s``: how long the box may hold
+        the throughput lock at a time (0: never; the problem has no speed check), so that
+        a package cannot keep every other slot's speed checks waiting."""
+        self.lock_s, self.locked_at = lock_s, 0.0
         self.launcher, self.folders, self.limits, self.device = launcher, folders, limits, device
         self.emit = emit
         self.runners: dict[int, RunnerProcess] = {}
@@ -95,7 +99,12 @@ class Broker:
             left = deadline - time.monotonic()
             if left <= 0:
                 raise LinkTimeout()
-            ready, _, _ = select.select([self.link.sock], [], [], min(left, 5.0))
+            ready, _, _ = select.select([self.link.sock], [], [], min(left, 1.0))
+            if self.locked and time.monotonic() - self.locked_at > self.lock_s:
+                log.warning("a grader box held the throughput lock for over %.0f s: "
+                            "let go", self.lock_s)
+                self.lock.close()
+                self.locked = False
             if not ready:
                 continue
             message, fds = self.link.recv(deadline)
@@ -123,11 +132,13 @@ class Broker:
         if op == "start":
             return self._start(m)
         if op == "lock":
+            if self.lock_s <= 0:
+                raise Refused("this problem has no speed check")
             if not self.locked:
                 from judge import throughput
 
                 self.lock.enter_context(throughput.measuring_alone())
-                self.locked = True
+                self.locked, self.locked_at = True, time.monotonic()
             return None, []
         if op == "unlock":
             self.lock.close()

@@ -71,7 +71,10 @@ def in_box(problem: Problem, launcher: Launcher, device: str, job: dict[str, Any
     from judge.grader import limits_for
 
     with judging_folder(launcher, problem) as (root, folders):
-        broker = Broker(launcher, folders, limits_for(problem), device, emit)
+        # The speed checks' own bound (each measured twice at most), and a minute.
+        lock_s = (3 * sum(tp.budget_s for tp in problem.meta.throughput) + 60
+                  if problem.meta.throughput else 0.0)
+        broker = Broker(launcher, folders, limits_for(problem), device, emit, lock_s)
         try:
             return broker.run(root, job, box_limits(problem))
         finally:

@@ -91,7 +91,8 @@ def start_box(launcher: BwrapLauncher, *, module: str, args: list[str],
         argv += ["--bind" if writable else "--ro-bind", str(host), inside]
     argv += ["--chdir", "/tmp", "--seccomp", str(bpf), "--remount-ro", "/", "--",
              layout.python, "-m", module, "--fd", str(sock.fileno()),
-             "--limits", json.dumps(limits.rlimits(address_space=False)), *args]
+             # Without cgroups (degraded) its address space is limited instead.
+             "--limits", json.dumps(limits.rlimits(address_space=group is None)), *args]
     drop = ["setpriv", f"--reuid={uid}", f"--regid={launcher.gid}", "--clear-groups",
             "--inh-caps=-all", "--bounding-set=-all", "--"]
     prefix: list[str] = []

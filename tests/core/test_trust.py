@@ -1,6 +1,7 @@
 """Which packages run confined (judge.trust), what the worker reads of them without
 running them (judge.check.suite_errors), and what a grader box's broker refuses or checks
-(judge.graderbox) — without a sandbox; tests/attacks/test_hostile_package.py judges for real."""
+(judge.broker, judge.graderbox) — without a sandbox; tests/attacks/test_hostile_package.py
+judges for real."""
 
 from __future__ import annotations
 
@@ -12,9 +13,10 @@ from pathlib import Path
 
 import pytest
 
+from judge.broker import BoxFailed, Broker, Refused
 from judge.check import suite_errors
 from judge.events import Done, Running, TestJudged
-from judge.graderbox import BoxFailed, Broker, Refused, adopt
+from judge.graderbox import adopt
 from judge.i18n import T
 from judge.package import load_problem
 from judge.report import Report, TestResult
@@ -64,10 +66,10 @@ class FakeLauncher:
         raise AssertionError("must not start")
 
 
-def broker(events=None) -> Broker:
+def broker(events=None, lock_s: float = 60.0) -> Broker:
     folders = {"sub": Path("/nonexistent/sub"), "ref": Path("/nonexistent/ref")}
     return Broker(FakeLauncher(), folders, Limits(), "cpu",
-                  (events if events is not None else []).append)
+                  (events if events is not None else []).append, lock_s)
 
 
 @pytest.mark.parametrize("request_", [
@@ -78,6 +80,11 @@ def broker(events=None) -> Broker:
 def test_the_broker_refuses_what_a_box_may_not_ask(request_):
     with pytest.raises(Refused):
         broker().answer(request_["op"], request_)
+
+
+def test_a_problem_without_speed_checks_never_takes_the_throughput_lock():
+    with pytest.raises(Refused):
+        broker(lock_s=0).answer("lock", {})
 
 
 def test_the_broker_holds_the_throughput_lock_for_the_box():
