@@ -201,7 +201,9 @@ class Broker:
     def _how_it_ended(self, why: str) -> str:
         if self.box is None:
             return why
-        ended = self.box.wait(5.0)
+        # A box that ended shut its link down just before it was marked as ended; one
+        # that is still alive sent something that is not a message.
+        ended = self.box.wait(2.0)
         if ended is None:
             return f"its link broke ({why})"
         if ended.reason is ExitReason.MEMORY:

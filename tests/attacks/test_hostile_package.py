@@ -12,6 +12,7 @@ check included; and its part of the practice pack is made in its box too.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 import shutil
@@ -128,3 +129,34 @@ def test_its_practice_pack_part_is_made_in_its_box(hostile, canaries, attack_lau
     assert [c.name for c in read_cases(public)] == ["example_small"]
     assert list(decode_recording(expected)) == ["example_small"]
     achieved_nothing(hostile, canaries)
+
+
+MISBEHAVING = {
+    # what tests.py does at import: what the worker must say
+    "exits": ("import os\nos._exit(3)\n", "ended without a report"),
+    "garbles_the_link": ("import os, sys\nos.write(int(sys.argv[sys.argv.index('--fd') + 1]),"
+                         " b'\\xff' * 64)\nimport time\ntime.sleep(120)\n", "link"),
+    "hangs": ("import time\ntime.sleep(600)\n", "took longer than"),
+    "floods_its_output": ("import sys\nfor _ in range(4096):\n    sys.stdout.write('x' * 1024)"
+                          "\nsys.stdout.flush()\nimport time\ntime.sleep(120)\n",
+                          "printed too much"),
+}
+
+
+@pytest.mark.parametrize("name", sorted(MISBEHAVING))
+def test_a_box_that_misbehaves_is_the_packages_internal_error(name, tmp_path, attack_launcher,
+                                                              monkeypatch):
+    import judge.graderbox
+    from tests.conftest import TESTS, write_problem
+
+    prelude, said = MISBEHAVING[name]
+    problem = load_problem(write_problem(tmp_path, tests=prelude + TESTS))
+    if name == "hangs":  # a wall clock that a loaded machine still starts a box within
+        limits = judge.graderbox.box_limits(problem)
+        monkeypatch.setattr(judge.graderbox, "box_limits",
+                            lambda p: dataclasses.replace(limits, lifetime_s=25.0))
+    report = grade(problem, problem.read("reference.py"), attack_launcher, Options())
+    assert report.verdict is Verdict.INTERNAL_ERROR
+    assert "not your code's fault" in report.message.en
+    assert said in report.detail.en, report.detail.en
+    assert report.seed and report.problem == problem.slug and report.isolation == "bwrap"
