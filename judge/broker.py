@@ -77,7 +77,7 @@ class Broker:
             self.box = start_box(self.launcher, module=BOX_MODULE, args=[],  # type: ignore
                                  link=(ours, theirs), binds=binds, limits=limits,
                                  folder=root)
-        except SandboxError as e:
+        except (SandboxError, OSError) as e:
             ours.close()
             raise BoxFailed(f"it could not be started: {e}") from None
         finally:

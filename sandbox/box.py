@@ -29,6 +29,7 @@ import os
 import pwd
 import socket
 import subprocess
+import threading
 import weakref
 from pathlib import Path
 
@@ -40,6 +41,7 @@ BOX_UID_BASE = 62000  # slot N's grader box runs as uid BOX_UID_BASE + N
 BOX_USER_PREFIX = "torchjudgebox"
 INSIDE_CODE = "/opt/torch-judge"
 
+_snapshot_lock = threading.Lock()
 _snapshots: weakref.WeakKeyDictionary[BwrapLauncher, dict[str, Path]] = (
     weakref.WeakKeyDictionary())
 
@@ -57,14 +59,16 @@ def box_uid(launcher: BwrapLauncher) -> int:
 
 
 def code_snapshot(launcher: BwrapLauncher, name: str, folder: Path) -> Path:
-    """A read-only copy of ``folder``'s Python files on the launcher's layers, made once."""
-    made = _snapshots.setdefault(launcher, {})
-    if name not in made:
-        layers = launcher.layout.layers
-        if layers is None:
-            raise SandboxError("the launcher is closed")
-        made[name] = layers.snapshot(f"box-{name}", folder)
-    return made[name]
+    """A read-only copy of ``folder``'s Python files on the launcher's layers, made once
+    (``judge check`` judges two files at once: two boxes may start together)."""
+    with _snapshot_lock:
+        made = _snapshots.setdefault(launcher, {})
+        if name not in made:
+            layers = launcher.layout.layers
+            if layers is None:
+                raise SandboxError("the launcher is closed")
+            made[name] = layers.snapshot(f"box-{name}", folder)
+        return made[name]
 
 
 def start_box(launcher: BwrapLauncher, *, module: str, args: list[str],
