@@ -200,8 +200,9 @@ class Problem:
         return collect(self)
 
     def load_tests_module(self) -> ModuleType:
-        """Import tests.py into the grader (trusted code) under a name unique to this
-        version of the package, so two versions never share a module."""
+        """Import tests.py into this process under a name unique to this version of the
+        package, so two versions never share a module. The grader does so for a bundled
+        package only; any other is imported in its grader box (judge.trust)."""
         name = f"judge_problem_{self.slug.replace('-', '_')}_{self.content_hash[:12]}"
         if name in sys.modules:
             return sys.modules[name]
