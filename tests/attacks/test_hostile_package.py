@@ -104,7 +104,14 @@ def test_validating_the_version_reaches_nothing(hostile, canaries, attack_launch
     achieved_nothing(hostile, canaries, *(o.report for o in result.outcomes))
 
 
-def test_an_honest_copy_of_a_bundled_problem_judges_right(tmp_path, attack_launcher):
+def test_an_honest_copy_of_a_bundled_problem_judges_right(tmp_path, attack_launcher,
+                                                          monkeypatch):
+    import judge.broker
+
+    asked: list = []
+    answer = judge.broker.Broker.answer
+    monkeypatch.setattr(judge.broker.Broker, "answer",
+                        lambda self, op, m: asked.append(op) or answer(self, op, m))
     folder = tmp_path / "padding-collate"
     shutil.copytree(ROOT / "problems" / "padding-collate", folder,
                     ignore=shutil.ignore_patterns("__pycache__"))
@@ -116,6 +123,9 @@ def test_an_honest_copy_of_a_bundled_problem_judges_right(tmp_path, attack_launc
     assert report.verdict is Verdict.ACCEPTED, report.detail.en or report.message.en
     assert report.throughput and report.throughput[0].ratio is not None
     assert 0.6 < report.throughput[0].ratio < 1.6
+    # The box measured under the machine's throughput lock, taken for it by the worker
+    # (judge.boxed replaces judge.throughput.measuring_alone: keep that name).
+    assert asked.count("lock") == asked.count("unlock") >= 1
     bug = sorted((folder / "submissions" / "wrong_answer").glob("*.py"))[0]
     wrong = grade(problem, bug.read_text(), attack_launcher, Options(throughput=False))
     assert wrong.verdict is Verdict.WRONG_ANSWER
