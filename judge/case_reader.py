@@ -77,6 +77,18 @@ def read_cases(source: str, filename: str = "tests.py") -> list[CaseDeclaration]
     return found
 
 
+def _is_workload(decorator: ast.expr) -> bool:
+    return ((isinstance(decorator, ast.Name) and decorator.id == "workload")
+            or (isinstance(decorator, ast.Attribute) and decorator.attr == "workload"))
+
+
+def read_workloads(source: str, filename: str = "tests.py") -> list[str]:
+    """The names of the top-level functions decorated with ``@workload`` (or any
+    ``<module>.workload``), in source order. SyntaxError if it does not parse."""
+    return [node.name for node in ast.parse(source, filename).body
+            if isinstance(node, ast.FunctionDef) and any(map(_is_workload, node.decorator_list))]
+
+
 def declares_cuda(source: str) -> bool:
     """Whether any case is declared with ``device="cuda"``."""
     return any(c.device == "cuda" for c in read_cases(source))

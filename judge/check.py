@@ -16,9 +16,11 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from judge.case_reader import read_cases, read_workloads
 from judge.grader import Options, grade
 from judge.package import Problem
 from judge.report import Report
+from judge.trust import runs_confined
 from judge.verdict import Verdict
 from sandbox.launch import Launcher
 
@@ -94,24 +96,48 @@ def check_files(problem: Problem, *, cuda: bool = False) -> list[tuple[str, str,
     return files
 
 
+def suite_errors(problem: Problem, *, confined: bool) -> list[str]:
+    """What is wrong with the package's tests as a whole. A package whose code runs
+    ``confined`` (judge.trust) is read from its syntax tree here, never imported: its
+    import happens in the grader box of each file judged, which reports what fails there."""
+    if confined:
+        source = problem.read("tests.py")
+        try:
+            declared = read_cases(source)
+            workloads = set(read_workloads(source))
+        except SyntaxError as e:
+            return [f"tests.py does not load: SyntaxError: {e}"]
+        cases = [(c.name, c.public, c.is_example) for c in declared]
+    else:
+        try:
+            suite = problem.tests
+        except Exception as e:
+            return [f"tests.py does not load: {type(e).__name__}: {e}"]
+        cases = [(c.name, c.public, c.is_example) for c in suite.cases]
+        workloads = set(suite.workloads)
+    if not cases:
+        return ["tests.py declares no @case"]
+    errors = []
+    first_hidden = next((i for i, (_, public, _) in enumerate(cases) if not public), None)
+    if first_hidden is not None:
+        late = [name for name, public, _ in cases[first_hidden:] if public]
+        if late:
+            errors.append(f"tests.py: public case {late[0]} comes after hidden case "
+                          f"{cases[first_hidden][0]}; put public cases first")
+    if not any(example for _, _, example in cases):
+        errors.append("tests.py has no public example_* case")
+    for tp in problem.meta.throughput:
+        if tp.workload not in workloads:
+            errors.append(f"throughput {tp.name!r}: tests.py has no @workload "
+                          f"{tp.workload!r}")
+    return errors
+
+
 def check_problem(problem: Problem, launcher: Launcher, *, seed: int | None = None,
                   workers: int = 2, throughput: bool = True, cuda: bool = False,
                   on_outcome: Callable[[Outcome], None] | None = None) -> CheckResult:
     result = CheckResult(problem)
-    try:
-        suite = problem.tests
-    except Exception as e:
-        result.errors.append(f"tests.py does not load: {type(e).__name__}: {e}")
-        return result
-    if not suite.cases:
-        result.errors.append("tests.py declares no @case")
-        return result
-    if not any(c.is_example for c in suite.cases):
-        result.errors.append("tests.py has no public example_* case")
-    for tp in problem.meta.throughput:
-        if tp.workload not in suite.workloads:
-            result.errors.append(f"throughput {tp.name!r}: tests.py has no @workload "
-                                 f"{tp.workload!r}")
+    result.errors = suite_errors(problem, confined=runs_confined(problem, launcher.isolation))
     if result.errors:
         return result
 

@@ -44,28 +44,28 @@ def cmd_worker(args: argparse.Namespace) -> int:
 
 
 def cmd_pack(args: argparse.Namespace) -> int:
-    """Every problem whose public part can be cut out goes in; one that cannot is left out
+    """Every problem whose public part can be made goes in; one that cannot is left out
     loudly rather than costing learners the whole pack."""
     from judge.isolation import make_launcher
-    from judge.pack import public_tests_source, write_pack
+    from judge.pack import public_parts, zip_pack
 
-    problems, left_out = [], []
-    for problem in load_problems(args.problems):
-        try:
-            public_tests_source(problem.read("tests.py"), problem.dir / "tests.py")
-            problems.append(problem)
-        except Exception as e:
-            left_out.append(problem.slug)
-            log.error("practice pack: leaving out %s: %s: %s", problem.slug,
-                      type(e).__name__, e)
-    if not problems:
-        raise UsageError("no problem can go in the practice pack")
+    problems = load_problems(args.problems)
+    parts, left_out = [], []
     launcher = make_launcher(args.no_sandbox)
     try:
-        write_pack(problems, launcher, Path(args.out))
+        for problem in problems:
+            try:
+                parts.append((problem, *public_parts(problem, launcher)))
+            except Exception as e:
+                left_out.append(problem.slug)
+                log.error("practice pack: leaving out %s: %s: %s", problem.slug,
+                          type(e).__name__, e)
     finally:
         launcher.close()
-    print(f"wrote {args.out} ({len(problems)} problems"
+    if not parts:
+        raise UsageError("no problem can go in the practice pack")
+    Path(args.out).write_bytes(zip_pack(parts))
+    print(f"wrote {args.out} ({len(parts)} problems"
           + (f"; left out: {', '.join(left_out)}" if left_out else "") + ")")
     return 0
 

@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from judge.session import Budget, CallResult, Session
-from sandbox.protocol import Kind, decode_frame, encode
+from sandbox.protocol import Kind, ProtocolError, decode_frame, encode
 
 FILE = "expected.bin"
 
@@ -122,9 +122,17 @@ class ReplaySession:
         return CallResult(entry["value"])
 
 
+def decode_recording(data: bytes, where: str = "expected.bin") -> dict[str, list]:
+    """A recording's contents (validated like any protocol frame); ValueError otherwise."""
+    try:
+        msg = decode_frame(data)
+    except ProtocolError as e:
+        raise ValueError(f"{where}: {e}") from None
+    if msg.kind is not Kind.RESULT or not isinstance(msg.body, dict):
+        raise ValueError(f"{where}: not a recording of expected values")
+    return msg.body
+
+
 def load_recording(path: Path) -> dict[str, list]:
     """Read expected.bin (validated like any protocol frame)."""
-    msg = decode_frame(path.read_bytes())
-    if msg.kind is not Kind.RESULT or not isinstance(msg.body, dict):
-        raise ValueError(f"{path}: not a recording of expected values")
-    return msg.body
+    return decode_recording(path.read_bytes(), str(path))

@@ -41,6 +41,7 @@ from judge.testing import (
     ReferenceFailed,
     case_seed,
 )
+from judge.trust import runs_confined
 from judge.verdict import Verdict
 from judge.workdirs import job_root
 from sandbox.launch import Job, Launcher, Limits
@@ -72,7 +73,9 @@ def limits_for(problem: Problem) -> Limits:
     lim = problem.meta.limits
     # The watchdog is a safety net over the whole job a runner may serve: every case at its
     # wall clock, every throughput check twice (a borderline ratio is measured again).
-    job_s = (lim.case_wall_s * (len(problem.tests.cases) + 1)
+    # The cases are counted from tests.py's syntax tree: this runs in the worker, which
+    # imports no package's code that did not ship with the judge (judge.trust).
+    job_s = (lim.case_wall_s * (len(problem.declared_cases) + 1)
              + 2 * sum(tp.budget_s for tp in problem.meta.throughput))
     return Limits(cpu_s=lim.cpu_s, memory_mb=lim.memory_mb, output_bytes=lim.output_kb * 1024,
                   lifetime_s=max(120.0, job_s + 60))
@@ -96,7 +99,7 @@ class Sessions:
             sources["ref"] = problem.read("reference.py")
         for role, source in sources.items():
             folder = root / role
-            folder.mkdir()
+            folder.mkdir(exist_ok=True)  # a grader box's parent makes them (graderbox.py)
             (folder / "submission.py").write_text(source, encoding="utf-8")
             hello: dict[str, Any] = {"submission": folder / "submission.py",
                                      "names": list(problem.meta.names), "threads": 1,
@@ -164,10 +167,16 @@ def grade(problem: Problem, code: str, launcher: Launcher, options: Options = Op
                     device=device)
     emit = on_progress or (lambda event: None)
     try:
-        with job_root(launcher, options.jobs_root) as root:
-            _grade(problem, code, launcher, options, report, root, emit)
-        if report.cpu_only and report.message == EMPTY:
-            report.message = cpu_only_message(report.cuda_not_run)
+        if runs_confined(problem, launcher.isolation):
+            # A package that did not ship with the judge: its tests.py runs in a grader
+            # box of its own, never in this process (judge/graderbox.py).
+            from judge.graderbox import grade_in_box
+
+            grade_in_box(problem, code, launcher, options, report, emit)
+        else:
+            with job_root(launcher, options.jobs_root) as root:
+                _grade(problem, code, launcher, options, report, root, emit)
+        finish(report)
     except Exception as e:  # making the folder failed (the clean-up itself never raises)
         log.exception("no job folder for %s", problem.slug)
         report.verdict = Verdict.INTERNAL_ERROR
@@ -176,6 +185,12 @@ def grade(problem: Problem, code: str, launcher: Launcher, options: Options = Op
     report.time_ms = (time.monotonic() - started) * 1000
     emit(Done.of(report))
     return report
+
+
+def finish(report: Report) -> None:
+    """What a judged report says last: an accepted verdict on the CPU cases only says so."""
+    if report.cpu_only and report.message == EMPTY:
+        report.message = cpu_only_message(report.cuda_not_run)
 
 
 def _grade(problem: Problem, code: str, launcher: Launcher, options: Options, report: Report,

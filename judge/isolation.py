@@ -15,7 +15,9 @@ from sandbox.launch import Launcher, PlainLauncher
 log = logging.getLogger("judge.isolation")
 
 WARNING = ("SANDBOX DISABLED: submissions run as plain child processes with this user's "
-           "rights. Use this for development only, never to judge other people's code.")
+           "rights, and the tests.py of every package that did not ship with the judge "
+           "(uploads) runs in this process. Use this for development only, never to judge "
+           "other people's code or packages.")
 
 
 def dev_mode_requested(flag: bool = False) -> bool:

@@ -9,6 +9,7 @@ see :mod:`judge.expected`). What never goes in: ``reference.py``, hidden cases,
 
 from __future__ import annotations
 
+import contextlib
 import io
 import sys
 import zipfile
@@ -21,6 +22,7 @@ from judge.expected import RecordingSession
 from judge.grader import Options, Sessions, run_case
 from judge.package import ROOT, Problem
 from judge.testing import CASE_ATTR
+from judge.trust import runs_confined
 from judge.workdirs import job_root
 from sandbox.launch import Launcher
 from sandbox.protocol import Kind, encode
@@ -28,7 +30,7 @@ from sandbox.protocol import Kind, encode
 CORE_MODULES = [
     "judge/__init__.py", "judge/i18n.py", "judge/verdict.py", "judge/schema.py",
     "judge/case_reader.py", "judge/package.py", "judge/compare.py", "judge/testing.py",
-    "judge/session.py", "judge/runner_errors.py",
+    "judge/session.py", "judge/runner_errors.py", "judge/trust.py",
     "judge/grader.py", "judge/report.py", "judge/render.py", "judge/capabilities.py",
     "judge/expected.py", "judge/throughput.py", "judge/measurement.py",
     "judge/jobfiles.py", "judge/training.py",
@@ -40,9 +42,9 @@ PUBLIC_FILES = ["problem.toml", "statement.zh.md", "statement.en.md", "starter.p
                 "fixture.py"]
 
 
-def public_tests_source(source: str, path: Path | None = None) -> str:
-    """tests.py with every hidden case removed (comments and helpers kept). ``path`` is
-    where the original lives (a tests.py may read files beside it, such as fixture.py)."""
+def cut_hidden_cases(source: str) -> str:
+    """tests.py with every hidden case removed (comments and helpers kept), read from its
+    syntax tree: nothing of it runs."""
     lines = source.splitlines(keepends=True)
     drop: set[int] = set()
     for declared in read_cases(source):
@@ -50,12 +52,19 @@ def public_tests_source(source: str, path: Path | None = None) -> str:
             drop.update(range(declared.first_line - 1, declared.last_line))
     kept = "".join(line for i, line in enumerate(lines) if i not in drop)
     header = "# The public cases of this problem. The hidden cases are judged online only.\n"
-    result = header + kept
-    _assert_only_public(result, path)
+    return header + kept
+
+
+def public_tests_source(source: str, path: Path | None = None) -> str:
+    """tests.py with every hidden case removed, and executed here to make sure none
+    survived. ``path`` is where the original lives (a tests.py may read files beside it,
+    such as fixture.py). Only for trusted packages: see :func:`public_parts`."""
+    result = cut_hidden_cases(source)
+    assert_only_public(result, path)
     return result
 
 
-def _assert_only_public(source: str, path: Path | None) -> None:
+def assert_only_public(source: str, path: Path | None) -> None:
     """Execute the stripped source and make sure no hidden case survived (a case declared
     in a way the AST filter does not recognise must not slip into the pack)."""
     filename = str(path or "tests.py")
@@ -74,46 +83,65 @@ def _assert_only_public(source: str, path: Path | None) -> None:
             raise ValueError(f"tests.py: hidden case {name} could not be cut out of the pack")
 
 
-def record_public(problem: Problem, launcher: Launcher) -> bytes:
+def record_public(problem: Problem, launcher: Launcher, root: Path | None = None) -> bytes:
     """Run the public cases with the reference on both sides, recording the reference's
-    answers; return them as expected.bin (see :mod:`judge.expected`)."""
+    answers; return them as expected.bin (see :mod:`judge.expected`). The job folders go
+    in a fresh folder, or in ``root`` (a grader box's ``/jobs``)."""
+    with contextlib.ExitStack() as stack:
+        if root is None:
+            root = stack.enter_context(job_root(launcher, prefix="judge-record-"))
+        return _record(problem, launcher, root)
+    raise AssertionError("unreachable")
+
+
+def _record(problem: Problem, launcher: Launcher, root: Path) -> bytes:
     log: dict[str, list] = {}
-    code = problem.read("reference.py")
-    with job_root(launcher, prefix="judge-record-") as root:
-        sessions = Sessions(launcher, problem, root, code, "cpu")
-        recorder = RecordingSession(sessions.get("ref"), log)
-        sessions.current["ref"] = recorder
-        try:
-            for spec in problem.tests.select(public_only=True):
-                recorder.case = spec.name
-                result = run_case(problem, spec, sessions, 0, Options())
-                if str(result.verdict) != "accepted":
-                    raise RuntimeError(f"{problem.slug}/{spec.name}: the reference got "
-                                       f"{result.verdict}: {result.message.en}")
-        finally:
-            sessions.close()
+    sessions = Sessions(launcher, problem, root, problem.read("reference.py"), "cpu")
+    recorder = RecordingSession(sessions.get("ref"), log)
+    sessions.current["ref"] = recorder
+    try:
+        for spec in problem.tests.select(public_only=True):
+            recorder.case = spec.name
+            result = run_case(problem, spec, sessions, 0, Options())
+            if str(result.verdict) != "accepted":
+                raise RuntimeError(f"{problem.slug}/{spec.name}: the reference got "
+                                   f"{result.verdict}: {result.message.en}")
+    finally:
+        sessions.close()
     return encode(Kind.RESULT, log).tobytes()
 
 
-def build_practice_pack(problems: list[Problem], launcher: Launcher) -> bytes:
-    """The zip a learner downloads. ``launcher`` runs the reference to record answers."""
+def public_parts(problem: Problem, launcher: Launcher) -> tuple[str, bytes]:
+    """A problem's tests.py cut to its public cases (checked by running it) and its
+    expected.bin (the reference's answers to them). Both run the package's code: a package
+    that did not ship with the judge runs it in a grader box (judge.trust)."""
+    if runs_confined(problem, launcher.isolation):
+        from judge.graderbox import record_in_box
+
+        public = cut_hidden_cases(problem.read("tests.py"))
+        return public, record_in_box(problem, launcher, public)
+    public = public_tests_source(problem.read("tests.py"), problem.dir / "tests.py")
+    return public, record_public(problem, launcher)
+
+
+def zip_pack(parts: list[tuple[Problem, str, bytes]]) -> bytes:
+    """The zip a learner downloads, from each problem's :func:`public_parts`."""
     buf = io.BytesIO()
     with zipfile.ZipFile(buf, "w", zipfile.ZIP_DEFLATED) as zf:
         for rel in CORE_MODULES:
             zf.write(ROOT / rel, f"torch-judge-practice/{rel}")
         zf.writestr("torch-judge-practice/practice/workspace/.keep", "")
-        for problem in problems:
+        for problem, public, expected in parts:
             base = f"torch-judge-practice/problems/{problem.slug}"
             for name in PUBLIC_FILES:
                 path = problem.dir / name
                 if path.is_file():
                     zf.write(path, f"{base}/{name}")
-            zf.writestr(f"{base}/tests.py", public_tests_source(problem.read("tests.py"),
-                                                               problem.dir / "tests.py"))
-            zf.writestr(f"{base}/{EXPECTED_FILE}", record_public(problem, launcher))
+            zf.writestr(f"{base}/tests.py", public)
+            zf.writestr(f"{base}/{EXPECTED_FILE}", expected)
     return buf.getvalue()
 
 
-def write_pack(problems: list[Problem], launcher: Launcher, dest: Path) -> Path:
-    dest.write_bytes(build_practice_pack(problems, launcher))
-    return dest
+def build_practice_pack(problems: list[Problem], launcher: Launcher) -> bytes:
+    """The zip a learner downloads. ``launcher`` runs the reference to record answers."""
+    return zip_pack([(p, *public_parts(p, launcher)) for p in problems])

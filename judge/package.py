@@ -24,7 +24,7 @@ from pathlib import Path
 from types import ModuleType
 from typing import Literal
 
-from judge.case_reader import declares_cuda
+from judge.case_reader import CaseDeclaration, declares_cuda, read_cases
 from judge.i18n import T
 from judge.schema import SchemaError, parse
 from judge.verdict import FIXTURE_VERDICTS
@@ -185,14 +185,24 @@ class Problem:
                 or declares_cuda(self.read("tests.py")))
 
     @cached_property
+    def declared_cases(self) -> list[CaseDeclaration]:
+        """The cases tests.py declares, read from its syntax tree without running it
+        (empty when it does not parse: importing it then says why)."""
+        try:
+            return read_cases(self.read("tests.py"))
+        except SyntaxError:
+            return []
+
+    @cached_property
     def tests(self):  # -> judge.testing.Suite (imported lazily: it needs torch)
         from judge.testing import collect
 
         return collect(self)
 
     def load_tests_module(self) -> ModuleType:
-        """Import tests.py into the grader (trusted code) under a name unique to this
-        version of the package, so two versions never share a module."""
+        """Import tests.py into this process under a name unique to this version of the
+        package, so two versions never share a module. The grader does so for a bundled
+        package only; any other is imported in its grader box (judge.trust)."""
         name = f"judge_problem_{self.slug.replace('-', '_')}_{self.content_hash[:12]}"
         if name in sys.modules:
             return sys.modules[name]

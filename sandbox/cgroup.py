@@ -192,11 +192,13 @@ class Group:
 
     def __init__(self, h: Hierarchy, name: str, memory_bytes: int, pids_max: int) -> None:
         self.h = h
+        self.freezer: Path | None
+        self.cpuset: Path | None
+        self.cpuacct: Path | None
         if h.version == 2:
             self.folders = [h.memory / name]
-            self.freezer = self.cpuset = self.cpuacct = self.folders[0]
-            if h.cpuset is None:
-                self.cpuset = None
+            self.freezer = self.cpuacct = self.folders[0]
+            self.cpuset = self.folders[0] if h.cpuset is not None else None
         else:
             self.folders = [base / name for base in h.bases()]
             self.freezer, self.cpuset, self.cpuacct = (
@@ -303,20 +305,21 @@ class Group:
         cpuset), which holds even while the freezer waits for a process inside a long
         system call. Returns whether the group is known to be in the state asked for
         within ``FREEZE_WAIT_S`` (the freezer is asynchronous)."""
-        assert self.freezer is not None
+        folder = self.freezer
+        assert folder is not None
         if frozen and away_from is not None:
             self._keep_away(away_from)
         try:
             if self.h.version == 1:
                 state = "FROZEN" if frozen else "THAWED"
-                _write(self.freezer / "freezer.state", state)
-                done = self._wait(lambda: (self.freezer / "freezer.state").read_text().strip()
-                                  == state)
+                _write(folder / "freezer.state", state)
+                done = self._wait(
+                    lambda: (folder / "freezer.state").read_text().strip() == state)
             else:
-                _write(self.freezer / "cgroup.freeze", "1" if frozen else "0")
+                _write(folder / "cgroup.freeze", "1" if frozen else "0")
                 want = f"frozen {int(frozen)}"
                 done = self._wait(
-                    lambda: want in (self.freezer / "cgroup.events").read_text().splitlines())
+                    lambda: want in (folder / "cgroup.events").read_text().splitlines())
         except OSError:
             done = False
         if not frozen:

@@ -69,8 +69,12 @@ def _read_seed(folder: Path) -> list[tuple[str, bytes]]:
             total += st.st_size
             if total > MAX_SEED_BYTES:
                 raise OSError(f"job folder {folder} holds more than {MAX_SEED_BYTES} bytes")
-            fd = os.open(name, os.O_RDONLY | os.O_NOFOLLOW, dir_fd=dirfd)
+            # O_NONBLOCK: a grader box (judge/graderbox.py) writes these files and could
+            # swap one for a FIFO after the stat, which a blocking open would wait on.
+            fd = os.open(name, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK, dir_fd=dirfd)
             with os.fdopen(fd, "rb") as f:
+                if not stat.S_ISREG(os.fstat(fd).st_mode):
+                    raise OSError(f"job folder {folder}: {name} changed under us")
                 files.append((name, f.read()))
             os.unlink(name, dir_fd=dirfd)
     finally:

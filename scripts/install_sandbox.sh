@@ -10,6 +10,8 @@
 # 2. Creates one unprivileged user and group per worker slot: torchjudge0 .. torchjudge<N-1>
 #    with uid = gid = 61000 + slot, no home, no shell, no other group. Submissions of slot
 #    N run as that uid (never as root). --slots defaults to $TORCH_JUDGE_SLOTS or 8.
+#    And one per slot for the grader box (sandbox/box.py), which runs an uploaded
+#    package's own code (its tests.py): torchjudgebox0 .. with uid = gid = 62000 + slot.
 # 3. Creates /run/torch-judge (job folders, the sandbox root's layers, GPU
 #    locks); the launcher recreates it after a reboot.
 # 4. Checks what the kernel allows: unprivileged user namespaces (bubblewrap needs them),
@@ -21,6 +23,7 @@ set -eu
 
 SLOTS="${TORCH_JUDGE_SLOTS:-8}"
 UID_BASE=61000
+BOX_UID_BASE=62000
 CHECK_ONLY=0
 NO_CHECK=0
 while [ $# -gt 0 ]; do
@@ -76,6 +79,22 @@ if [ "$CHECK_ONLY" -eq 0 ]; then
         slot=$((slot + 1))
     done
     say "slot users: torchjudge0..torchjudge$((SLOTS - 1)) (uids $UID_BASE..$((UID_BASE + SLOTS - 1)))"
+    slot=0
+    while [ "$slot" -lt "$SLOTS" ]; do
+        id=$((BOX_UID_BASE + slot))
+        name="torchjudgebox$slot"
+        owner="$(getent passwd "$id" | cut -d: -f1 || true)"
+        if [ -n "$owner" ] && [ "$owner" != "$name" ]; then
+            warn "uid $id already belongs to $owner: slot $slot's grader box cannot use it"
+        else
+            getent group "$name" >/dev/null || groupadd --system --gid "$id" "$name"
+            getent passwd "$name" >/dev/null || useradd --system --uid "$id" --gid "$id" \
+                --no-create-home --home-dir /nonexistent --shell /usr/sbin/nologin "$name" \
+                2>/dev/null
+        fi
+        slot=$((slot + 1))
+    done
+    say "grader-box users: torchjudgebox0..torchjudgebox$((SLOTS - 1)) (uids $BOX_UID_BASE..$((BOX_UID_BASE + SLOTS - 1)))"
 
     # ---------------------------------------------------------------- 3. run directory
     mkdir -p /run/torch-judge

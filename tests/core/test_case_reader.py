@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from judge.case_reader import declares_cuda, read_cases
+from judge.case_reader import declares_cuda, read_cases, read_workloads
 from judge.pack import public_tests_source
 from judge.package import load_problem
 from judge.testing import collect
@@ -82,5 +82,6 @@ def test_the_reader_agrees_with_the_imported_suite(folder):
             for c in read] == [
         (s.name, s.public, s.device, s.category.zh, s.category.en, s.line)
         for s in suite.cases]
+    assert sorted(read_workloads(source)) == sorted(suite.workloads)
     assert problem.uses_cuda == (any(s.device == "cuda" for s in suite.cases)
                                  or any(t.device == "cuda" for t in problem.meta.throughput))

@@ -1,0 +1,3 @@
+# Adds instead of multiplying.
+def double(x):
+    return x + 2
