@@ -15,7 +15,7 @@ from fastapi.testclient import TestClient
 from sqlalchemy.exc import OperationalError
 
 from judge.worker import WorkerClient
-from tests.web.support import fake_report, make_user, progress_events
+from tests.web.support import fake_report, make_user, passing_report, progress_events
 from tests.web.support import submit as api_submit
 from web import streams
 from web.main import create_app
@@ -53,17 +53,6 @@ def test_a_wake_up_on_one_app_wakes_a_waiter_on_another(two_apps):
     assert time.monotonic() - started < 1.0, "woken by the timeout, not by the relay"
 
 
-def report_of(tests: int) -> dict:
-    """A passing report of add-one with this many public tests."""
-    from judge.i18n import T
-    from judge.report import Report, TestResult
-    from judge.verdict import Verdict
-
-    results = [TestResult(f"t{i}", "public", T("样例", "example"), Verdict.ACCEPTED,
-                          T("", ""), 1.0, "") for i in range(tests)]
-    return Report(Verdict.ACCEPTED, "add-one", 99, "none", tests=results).to_json("zh")
-
-
 @ON_POSTGRES
 def test_events_posted_to_one_app_stream_from_the_other_in_order_promptly(two_apps):
     """Every event a worker posts to A reaches a stream on B exactly once, in order, and
@@ -72,7 +61,7 @@ def test_events_posted_to_one_app_stream_from_the_other_in_order_promptly(two_ap
     alice = make_user(a, "alice")
     sid = api_submit(a, alice).json()["id"]
     worker = WorkerClient("", "worker-secret", http=a)
-    report = report_of(TESTS)
+    report = passing_report(TESTS)
     events = progress_events(report)[:-1]  # start, then running and test per test
     posted: list[float] = []
     seen: list[tuple[dict, float]] = []
