@@ -68,6 +68,7 @@ class Outcome:
     latency_p95: float = 0.0
     faults: list[str] = field(default_factory=list)
     late_faults: int = 0
+    orphans: int = 0
     client_retries: int = 0
     client_failures: int = 0
     unanswered: dict[str, int] = field(default_factory=dict)
@@ -89,6 +90,7 @@ class Outcome:
                f"web answered: no answer to {sum(self.unanswered.values())} health probes "
                f"({', '.join(f'{k} {v}' for k, v in self.unanswered.items())}); longest "
                f"time no web process answered: {self.none_answered_s:.1f} s",
+               f"killed workers outlived by a process they started: {self.orphans}",
                f"client requests retried: {self.client_retries}, given up: "
                f"{self.client_failures}",
                "judging attempts per submission: " + ", ".join(
@@ -101,7 +103,7 @@ class Outcome:
     @property
     def ok(self) -> bool:
         return not (self.lost or self.duplicated or self.wrong or self.stuck_running
-                    or self.not_done_jobs or self.client_failures)
+                    or self.not_done_jobs or self.client_failures or self.orphans)
 
 
 def fixtures() -> list[tuple[str, str]]:
@@ -273,9 +275,12 @@ class Faults:
                 )).first()
             if row is not None:
                 index = int(row.name.removeprefix("chaos-w"))
-                self.dep.kill_worker(index)
+                at, done = time.monotonic(), self.done()
+                clean = self.dep.kill_worker(index)
+                fate = ("what it started died with it" if clean
+                        else "A PROCESS IT STARTED OUTLIVED IT by 5 s")
                 self.note(f"SIGKILLed worker {index} judging submission {row.submission_id} "
-                          f"(job {row.id}); started it again")
+                          f"(job {row.id}); {fate}; started it again", at, done)
                 return
             time.sleep(0.05)
         self.note("no worker was judging for 60 s: none killed")
@@ -344,6 +349,7 @@ def run(dep: Deployment, plan: Plan, *, lease_s: float,
     out = _count(dep, expected, lease_s)
     out.faults = sorted(faults.record)
     out.late_faults = faults.late
+    out.orphans = dep.orphans
     out.stuck_running = len(watch.stuck)
     out.unanswered = dict(watch.unanswered)
     out.none_answered_s = watch.none_max

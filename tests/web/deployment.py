@@ -97,6 +97,7 @@ class Deployment:
     webs: list[Process] = field(default_factory=list)
     workers: list[Process] = field(default_factory=list)
     ports: list[int] = field(default_factory=list)
+    orphans: int = 0  # worker kills after which a process it started outlived it by 5 s
 
     @property
     def urls(self) -> list[str]:
@@ -149,12 +150,28 @@ class Deployment:
         for w in self.workers:
             w.start()
 
-    def kill_worker(self, i: int, restart: bool = True) -> None:
-        """SIGKILL worker i (mid-judging: its job is handed out again once its lease runs
-        out) and, like a supervisor, start it again at once on the same slot."""
-        self.workers[i].kill()
+    def kill_worker(self, i: int, restart: bool = True) -> bool:
+        """SIGKILL worker i's process alone (mid-judging: its job is handed out again once
+        its lease runs out), wait for everything it had started (its template, sandboxed
+        runners) to die with it, clear what is left, and, like a supervisor, start it
+        again on the same slot. Whether nothing outlived it by 5 s."""
+        proc = self.workers[i]
+        assert proc.popen is not None
+        children = descendants(proc.popen.pid)
+        os.kill(proc.popen.pid, signal.SIGKILL)
+        proc.popen.wait(timeout=30)
+        deadline = time.monotonic() + 5
+        while alive(children) and time.monotonic() < deadline:
+            time.sleep(0.05)
+        left = alive(children)
+        self.orphans += bool(left)
+        for pid in left:
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(pid, signal.SIGKILL)
+        proc.kill()
         if restart:
-            self.workers[i].start()
+            proc.start()
+        return not left
 
     def restart_database(self) -> float:
         """``pg_ctl restart -m fast``: every connection is cut. Seconds it took."""
@@ -164,6 +181,34 @@ class Deployment:
 
     def logs(self) -> str:
         return "\n".join(p.tail() for p in [*self.webs, *self.workers])
+
+
+def descendants(root: int) -> list[int]:
+    """Every process below ``root``, from /proc."""
+    parent: dict[int, int] = {}
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            with contextlib.suppress(OSError, ValueError, IndexError):
+                stat = (entry / "stat").read_text()
+                parent[int(entry.name)] = int(stat.rsplit(")", 1)[1].split()[1])
+    found, frontier = [], [root]
+    while frontier:
+        pid = frontier.pop()
+        kids = [c for c, p in parent.items() if p == pid]
+        found += kids
+        frontier += kids
+    return found
+
+
+def alive(pids: list[int]) -> list[int]:
+    """Those of ``pids`` still running (zombies count as gone)."""
+    left = []
+    for pid in pids:
+        with contextlib.suppress(OSError, IndexError):
+            state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+            if state != "Z":
+                left.append(pid)
+    return left
 
 
 def stop_all(processes: list[Process], grace_s: float = 10.0) -> None:
