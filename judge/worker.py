@@ -150,16 +150,24 @@ class Worker:
             return
         keeper = LeaseKeeper(self.client, job)
         keeper.start()
+        unreachable: httpx.HTTPError | None = None
         try:
             work = self.validate if job.kind == "validate" else self.grade
             try:
                 report = work(job, keeper.push)
+            except httpx.HTTPError as e:  # the package download met a server restarting
+                unreachable = e
             except Exception as e:  # a bug (or a download that failed): say so, go on
                 log.exception("job %s crashed", job.job_id)
                 report = self._failed(job, T(f"评测机出错：{type(e).__name__}: {e}",
                                              f"the worker failed: {type(e).__name__}: {e}"))
         finally:
             keeper.close()
+        if unreachable is not None:  # not the submission's fault: no verdict, judge it again
+            log.warning("job %s: cannot reach the server (%s); giving the job back",
+                        job.job_id, unreachable)
+            self._release(job)
+            return
         if keeper.lost:
             return
         self.send_result(job, report)

@@ -10,6 +10,7 @@ from fastapi import FastAPI, Request
 from fastapi.encoders import jsonable_encoder
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse, RedirectResponse, Response
+from sqlalchemy import exc as sa_exc
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from judge.i18n import T
@@ -73,6 +74,11 @@ UNPARSABLE = T("请求体无法解析（必须是 UTF-8 编码的 JSON 或表单
                "the request body cannot be parsed (it must be UTF-8 JSON or form data)")
 
 
+DATABASE_DOWN = T("数据库暂时无法访问（可能正在重启），请稍后再试",
+                  "the database is not answering right now (restarting?); please try again "
+                  "in a moment")
+
+
 def is_api(request: Request) -> bool:
     path = request.url.path
     return path.startswith("/api/") or path == "/api" or path.startswith("/worker/")
@@ -122,6 +128,15 @@ def install(app: FastAPI) -> None:
         if exc.status_code == 400 and "parsing the body" in str(exc.detail):
             message = UNPARSABLE  # FastAPI could not decode the body (not UTF-8, say)
         return respond(request, exc.status_code, message, getattr(exc, "headers", None))
+
+    @app.exception_handler(sa_exc.OperationalError)
+    @app.exception_handler(sa_exc.InterfaceError)
+    async def database_down(request: Request, exc: Exception) -> Response:
+        # The database restarts or is unreachable: nothing is wrong with the request, and
+        # it is worth repeating (workers and clients retry a 5xx). One line, no traceback.
+        log.warning("database unavailable on %s %s: %s", request.method, request.url.path,
+                    str(exc).splitlines()[0][:200])
+        return respond(request, 503, DATABASE_DOWN, {"Retry-After": "1"})
 
     @app.exception_handler(Exception)
     async def crashed(request: Request, exc: Exception) -> Response:

@@ -1,26 +1,48 @@
-"""Wake-ups inside the web process. Progress is stored in the database (``job_events``), so
-a stream is correct whichever process or thread wrote it; the :class:`Hub` only wakes
-waiting streams and long-polling workers early instead of letting them poll the database
-every second."""
+"""Wake-ups for waiting streams and long-polling workers. Progress is stored in the
+database (``job_events``), so a stream is correct whichever process or thread wrote it;
+the :class:`Hub` only wakes waiters early instead of letting them poll the database every
+second. Within a process it wakes them directly; on PostgreSQL a relay
+(:mod:`web.pg_relay`, LISTEN/NOTIFY) carries every wake-up to the other web processes of
+the same database too, so a stream on one process follows events posted to another as
+promptly. On SQLite (one machine, usually one process) the poll is the fallback."""
 
 from __future__ import annotations
 
 import asyncio
 from collections.abc import Hashable
+from typing import Protocol
+
+
+class Relay(Protocol):
+    def publish(self, key: Hashable) -> None: ...
 
 
 class Hub:
-    """Wake whoever waits on a key (``("submission", id)``, ``"queue"``). ``notify`` may
-    be called from any thread; ``wait`` runs on the event loop."""
+    """Wake whoever waits on a key (``("submission", id)``, ``"queue"``). ``notify`` and
+    ``wake_local`` may be called from any thread; ``wait`` runs on the event loop."""
 
     def __init__(self) -> None:
         self.loop: asyncio.AbstractEventLoop | None = None
         self.waiters: dict[Hashable, set[asyncio.Future]] = {}
+        self.relay: Relay | None = None
 
     def bind(self, loop: asyncio.AbstractEventLoop) -> None:
         self.loop = loop
 
     def notify(self, key: Hashable) -> None:
+        """Wake this key's waiters here and, through the relay, in the other processes."""
+        self.wake_local(key)
+        if self.relay is not None:
+            self.relay.publish(key)
+
+    def wake_local(self, key: Hashable) -> None:
+        self._on_loop(self._wake, key)
+
+    def wake_all(self) -> None:
+        """Every waiter of this process (the relay missed an unknown number of wake-ups)."""
+        self._on_loop(self._wake_all)
+
+    def _on_loop(self, fn, *args) -> None:
         loop = self.loop
         if loop is None or loop.is_closed():
             return
@@ -29,14 +51,21 @@ class Hub:
         except RuntimeError:
             running = None
         if running is loop:
-            self._wake(key)
+            fn(*args)
         else:
-            loop.call_soon_threadsafe(self._wake, key)
+            try:
+                loop.call_soon_threadsafe(fn, *args)
+            except RuntimeError:  # the loop closed meanwhile (shutting down)
+                pass
 
     def _wake(self, key: Hashable) -> None:
         for fut in self.waiters.pop(key, set()):
             if not fut.done():
                 fut.set_result(None)
+
+    def _wake_all(self) -> None:
+        for key in list(self.waiters):
+            self._wake(key)
 
     async def wait(self, key: Hashable, timeout: float) -> None:
         fut = asyncio.get_running_loop().create_future()

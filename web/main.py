@@ -23,6 +23,7 @@ from web import bundled, db, error_handlers
 from web.catalog import Catalog
 from web.data import bank, queue
 from web.hub import Hub
+from web.pg_relay import PgRelay
 from web.practice_pack import PackBuilder
 from web.routes import (
     admin_api,
@@ -68,7 +69,14 @@ def create_app(settings: Settings | None = None, *, catalog: Catalog | None = No
 
     @contextlib.asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
-        app.state.hub.bind(asyncio.get_running_loop())
+        hub = app.state.hub
+        hub.bind(asyncio.get_running_loop())
+        relay = None
+        if engine.dialect.name == "postgresql":  # other web processes may share the queue
+            relay = PgRelay(engine, hub.wake_local, hub.wake_all)
+            hub.relay = relay
+            relay.start()
+        app.state.relay = relay
         stopping = asyncio.Event()
         tasks = [asyncio.create_task(_requeue_expired_until(stopping, app)),
                  asyncio.create_task(_refresh_bank_until(stopping, app))]
@@ -77,6 +85,9 @@ def create_app(settings: Settings | None = None, *, catalog: Catalog | None = No
         finally:
             stopping.set()
             await asyncio.gather(*tasks)  # lets work in progress finish with its connection
+            if relay is not None:
+                hub.relay = None
+                await run_in_threadpool(relay.stop)
             app.state.pack.close()
             engine.dispose()
 

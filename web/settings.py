@@ -28,6 +28,7 @@ class Settings(BaseSettings):
     no_sandbox: bool = False
     max_code_bytes: int = Field(default=64 * 1024, ge=1)
     submissions_per_minute: int = Field(default=6, ge=1)
+    submissions_in_flight: int = Field(default=1, ge=1)
     lease_seconds: float = Field(default=60.0, gt=0)
     claim_wait_seconds: float = Field(default=20.0, ge=0)
     token_days: int = Field(default=30, ge=1)

@@ -5,12 +5,15 @@ the database."""
 
 from __future__ import annotations
 
+import asyncio
 import json
+import logging
 import time
 from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from sqlalchemy.exc import SQLAlchemyError
 from sqlalchemy.orm import Session, sessionmaker
 from starlette.concurrency import run_in_threadpool
 from starlette.requests import Request
@@ -32,14 +35,32 @@ from web.hub import Hub
 from web.submission_view import event_view
 
 POLL_S = 1.0  # the longest a stream waits before looking at the database again
-
-
 HEARTBEAT_S = 15.0
+# While the database does not answer (it restarts), a stream keeps its reader and looks
+# again every POLL_S; after this long it ends, and the reader's EventSource reconnects.
+DB_DOWN_MAX_S = 60.0
+
+log = logging.getLogger("web.streams")
 
 
 def sse(data: dict[str, Any], event_id: int | None = None) -> str:
     head = f"id: {event_id}\n" if event_id is not None else ""
     return f"{head}data: {json.dumps(data, ensure_ascii=False)}\n\n"
+
+
+async def looked_up(read: Callable[..., Any], *args: Any) -> Any:
+    """``read(*args)`` in the thread pool, waiting out a database that does not answer
+    (up to DB_DOWN_MAX_S, then the error propagates and the stream ends)."""
+    since = time.monotonic()
+    while True:
+        try:
+            return await run_in_threadpool(read, *args)
+        except SQLAlchemyError as e:
+            if time.monotonic() - since > DB_DOWN_MAX_S:
+                raise
+            log.warning("stream: the database does not answer (%s); trying again",
+                        type(e).__name__)
+            await asyncio.sleep(POLL_S)
 
 
 @dataclass
@@ -82,7 +103,7 @@ class Stream:
     async def run(self, request: Request) -> AsyncIterator[str]:
         beat = time.monotonic()
         while True:
-            snap = await run_in_threadpool(snapshot, self.maker, self.sid, self.last_id)
+            snap = await looked_up(snapshot, self.maker, self.sid, self.last_id)
             if snap is None:
                 return
             if snap.status == "queued" and self.last_queued != ("queued", snap.position):
@@ -158,7 +179,7 @@ async def follow_version(maker: sessionmaker[Session], hub: Hub, vid: int,
     last: dict[str, Any] | None = None
     beat = time.monotonic()
     while True:
-        snap = await run_in_threadpool(version_snapshot, maker, vid)
+        snap = await looked_up(version_snapshot, maker, vid)
         if snap is None:
             return
         if snap != last:

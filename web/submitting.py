@@ -48,13 +48,19 @@ def submit(db: Session, settings: Settings, catalog: Catalog, hub: Hub, user: Us
     try:
         sub = submissions.add_submission(db, user, problem.slug, problem.version, code, now,
                                      settings.submissions_per_minute,
+                                     in_flight_max=settings.submissions_in_flight,
                                      needs_gpu=problem.needs_gpu,
                                      prefers_gpu=problem.prefers_gpu)
     except submissions.Limited as e:
-        if e.reason == "in_flight":
+        if e.reason == "in_flight" and settings.submissions_in_flight == 1:
             raise RateLimited(T("你还有一个提交在排队或评测中，等它出结果再提交",
                                      "you already have a submission queued or being judged; "
                                      "wait for its result before submitting again")) from None
+        if e.reason == "in_flight":
+            k = settings.submissions_in_flight
+            raise RateLimited(T(f"你已有 {k} 个提交在排队或评测中，等它们出结果再提交",
+                                f"you already have {k} submissions queued or being judged; "
+                                f"wait for their results before submitting again")) from None
         n = settings.submissions_per_minute
         raise RateLimited(T(f"提交太频繁：每分钟最多 {n} 次，请 {e.retry_after} 秒后再试",
                                  f"too many submissions: at most {n} a minute; try again "

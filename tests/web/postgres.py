@@ -96,3 +96,10 @@ def cluster(bin_dir: Path) -> Iterator[Cluster]:
             if not folder.exists():
                 break
             time.sleep(0.1)
+
+
+def restart(bin_dir: Path, running: Cluster, mode: str = "fast") -> None:
+    """``pg_ctl restart`` (``fast``: every session is cut, as when the server restarts);
+    the same options, port and log. For the fault tests (tests/web/deployment.py)."""
+    _run([str(bin_dir / "pg_ctl"), "-D", str(running.folder / "data"), "-l",
+          str(running.folder / "server.log"), "-m", mode, "-w", "-t", "60", "restart"])

@@ -150,6 +150,17 @@ def fake_report(passed: bool = True, *, message: str = "", output: str = "") -> 
     return report.to_json("zh")
 
 
+def passing_report(tests: int, problem: str = "add-one") -> dict:
+    """A passing report with this many public tests (``t0``, ``t1``, ...)."""
+    from judge.i18n import T
+    from judge.report import Report, TestResult
+    from judge.verdict import Verdict
+
+    results = [TestResult(f"t{i}", "public", T("样例", "example"), Verdict.ACCEPTED,
+                          T("", ""), 1.0, "") for i in range(tests)]
+    return Report(Verdict.ACCEPTED, problem, 99, "none", tests=results).to_json("zh")
+
+
 def grader_events(report: dict) -> list:
     """The grader's progress events for a report (judge.events)."""
     from judge.events import Done, PlannedTest, Running, Started, TestJudged

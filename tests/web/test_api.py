@@ -193,6 +193,23 @@ def test_one_submission_in_flight(client, alice, worker):
     assert submit(client, alice).status_code == 202
 
 
+def test_submissions_in_flight_is_a_setting(settings, clock):
+    """Load tests (bench/chaos.py) let one user have several submissions queued."""
+    from fastapi.testclient import TestClient
+
+    from web.main import create_app
+
+    settings.submissions_in_flight = 2
+    with TestClient(create_app(settings, clock=clock)) as client:
+        alice = make_user(client, "alice")
+        assert submit(client, alice).status_code == 202
+        assert submit(client, alice).status_code == 202
+        r = client.post("/api/submissions?lang=en", json={"problem": "add-one", "code": GOOD},
+                        headers=alice)
+        assert r.status_code == 429 and "2 submissions queued" in r.json()["detail"]
+        client.app.state.engine.dispose()
+
+
 def test_per_minute_cap(client, app, alice, worker, clock):
     for _ in range(3):  # the test settings allow 3 a minute
         assert submit(client, alice).status_code == 202

@@ -85,6 +85,36 @@ def test_a_problem_the_worker_lacks_is_an_internal_error(client, alice, worker, 
     assert "does not have the problem gone" in done["message"]
 
 
+def test_a_download_that_cannot_reach_the_server_gives_the_job_back(client, alice, worker,
+                                                                    plain, problems_root):
+    """The server restarts while a worker fetches a package: that is no verdict (an
+    internal_error would be the judge's fault made the learner's); the job goes back to
+    the queue and is judged when the server answers again."""
+    class Flaky(Problems):
+        failed = 0
+
+        def get(self, slug, version):
+            if not self.failed:
+                self.failed += 1
+                raise httpx.ConnectError("connection refused")
+            return super().get(slug, version)
+
+    sid = submit(client, alice).json()["id"]
+    w = Worker(worker, plain, Flaky(problems_root), name="test", grade=_fake_grade)
+    w.run(until_idle=True)
+    done = client.get(f"/api/submissions/{sid}?lang=en", headers=alice).json()
+    assert done["verdict"] == "accepted", done["message"]
+    assert [r[0] for r in _rows(client, f"select attempts from jobs where submission_id={sid}")
+            ] == [2]
+
+
+def _rows(client, sql):
+    from sqlalchemy import text
+
+    with client.app.state.engine.connect() as conn:
+        return list(conn.execute(text(sql)))
+
+
 def test_a_crashing_grader_is_an_internal_error_not_a_dead_worker(client, alice, worker, plain,
                                                                   problems_root):
     def explode(*args, **kwargs):

@@ -28,8 +28,8 @@ class Limited(Exception):
 
 
 def add_submission(db: Session, user: User, problem: str, version: str, code: str,
-                   now: datetime, per_minute: int, *, needs_gpu: bool = False,
-                   prefers_gpu: bool = False) -> Submission:
+                   now: datetime, per_minute: int, *, in_flight_max: int = 1,
+                   needs_gpu: bool = False, prefers_gpu: bool = False) -> Submission:
     """Store a submission and its job, or raise Limited with nothing stored.
 
     The rows are inserted first and the limits counted after, in the same transaction:
@@ -50,7 +50,7 @@ def add_submission(db: Session, user: User, problem: str, version: str, code: st
     recent = list(db.scalars(select(Submission.created_at).where(
         Submission.user_id == user.id, Submission.created_at > since)
         .order_by(Submission.created_at)))
-    if (in_flight or 0) > 1:
+    if (in_flight or 0) > in_flight_max:
         db.rollback()
         raise Limited("in_flight")
     if len(recent) > per_minute:
