@@ -60,8 +60,12 @@ class RemoteRunner:
     def kill(self, reason: ExitReason = ExitReason.KILLED) -> None:
         self._ask("kill", reason=str(reason))
 
-    def pause(self, paused: bool) -> None:
-        self._ask("pause", paused=bool(paused))
+    def pause(self, paused: bool, away_from: int | None = None) -> bool:
+        return bool(self._ask("pause", paused=bool(paused), away_from=away_from))
+
+    def cpu_time_ns(self) -> int | None:
+        got = self._ask("cpu")
+        return None if got is None else int(got)
 
     @property
     def alive(self) -> bool:

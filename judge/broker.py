@@ -151,8 +151,12 @@ class Broker:
             runner.kill(_reason(m.get("reason")))
             return None, []
         if op == "pause":
-            runner.pause(bool(m.get("paused")))
-            return None, []
+            away = m.get("away_from")
+            if away is not None and not (type(away) is int and 0 <= away < 4096):
+                raise Refused("away_from is a CPU number")
+            return bool(runner.pause(bool(m.get("paused")), away)), []
+        if op == "cpu":
+            return runner.cpu_time_ns(), []
         if op == "alive":
             return runner.alive, []
         if op == "settle":

@@ -23,7 +23,7 @@ import torch
 from judge.events import Done, Event, PlannedTest, Running, Started, TestJudged
 from judge.expected import ReplayMismatch, ReplaySession
 from judge.i18n import T
-from judge.package import Problem
+from judge.package import Problem, limits_for
 from judge.report import EMPTY, NEEDS_CUDA, Report, SkipReason, TestResult, cpu_only_message
 from judge.session import (
     Budget,
@@ -44,7 +44,7 @@ from judge.testing import (
 from judge.trust import runs_confined
 from judge.verdict import Verdict
 from judge.workdirs import job_root
-from sandbox.launch import Job, Launcher, Limits
+from sandbox.launch import Job, Launcher
 
 log = logging.getLogger(__name__)
 
@@ -67,18 +67,6 @@ class Options:
     jobs_root: Path | None = None
     # Recorded reference answers for public cases (a practice pack has no reference.py).
     expected: dict[str, list] | None = None
-
-
-def limits_for(problem: Problem) -> Limits:
-    lim = problem.meta.limits
-    # The watchdog is a safety net over the whole job a runner may serve: every case at its
-    # wall clock, every throughput check twice (a borderline ratio is measured again).
-    # The cases are counted from tests.py's syntax tree: this runs in the worker, which
-    # imports no package's code that did not ship with the judge (judge.trust).
-    job_s = (lim.case_wall_s * (len(problem.declared_cases) + 1)
-             + 2 * sum(tp.budget_s for tp in problem.meta.throughput))
-    return Limits(cpu_s=lim.cpu_s, memory_mb=lim.memory_mb, output_bytes=lim.output_kb * 1024,
-                  lifetime_s=max(120.0, job_s + 60))
 
 
 class Sessions:

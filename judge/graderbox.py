@@ -58,7 +58,7 @@ MAX_EXPECTED_BYTES = 16 * MiB
 def box_limits(problem: Problem) -> Limits:
     """The box's own limits: room for the grader's work (inputs, expected values, the
     reference's results) and a wall clock over the whole judging."""
-    from judge.grader import limits_for
+    from judge.package import limits_for
 
     wall = 2 * limits_for(problem).lifetime_s + 120
     return Limits(lifetime_s=wall, cpu_s=wall, memory_mb=4096, output_bytes=1 * MiB,
@@ -68,7 +68,7 @@ def box_limits(problem: Problem) -> Limits:
 def in_box(problem: Problem, launcher: Launcher, device: str, job: dict[str, Any],
            emit=lambda event: None) -> dict[str, Any]:
     """Run ``job`` in a grader box for ``problem``; its last message. Raises BoxFailed."""
-    from judge.grader import limits_for
+    from judge.package import limits_for
 
     with judging_folder(launcher, problem) as (root, folders):
         # The speed checks' own bound (each measured twice at most), and a minute.

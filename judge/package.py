@@ -28,6 +28,7 @@ from judge.case_reader import CaseDeclaration, declares_cuda, read_cases
 from judge.i18n import T
 from judge.schema import SchemaError, parse
 from judge.verdict import FIXTURE_VERDICTS
+from sandbox.launch import Limits as RunnerLimits
 
 ROOT = Path(__file__).resolve().parent.parent
 BUNDLED = ROOT / "problems"
@@ -290,3 +291,18 @@ class UnknownProblem(PackageError):
     def __init__(self, ident: str, choices: str) -> None:
         super().__init__(f"no problem {ident!r} (there are: {choices})")
         self.text = T(f"没有题目 {ident!r}（现有：{choices}）", str(self))
+
+
+def limits_for(problem: Problem) -> RunnerLimits:
+    """What each runner of ``problem`` may use (its package's limits, and a lifetime for
+    the whole job a runner may serve)."""
+    lim = problem.meta.limits
+    # The watchdog is a safety net over the whole job a runner may serve: every case at its
+    # wall clock, every throughput check twice (a borderline ratio is measured again).
+    # The cases are counted from tests.py's syntax tree: this runs in the worker, which
+    # imports no package's code that did not ship with the judge (judge.trust).
+    job_s = (lim.case_wall_s * (len(problem.declared_cases) + 1)
+             + 2 * sum(tp.budget_s for tp in problem.meta.throughput))
+    return RunnerLimits(cpu_s=lim.cpu_s, memory_mb=lim.memory_mb,
+                        output_bytes=lim.output_kb * 1024,
+                        lifetime_s=max(120.0, job_s + 60))

@@ -104,6 +104,12 @@ def create_app(settings: Settings | None = None, *, catalog: Catalog | None = No
     app.state.templates = make_templates()
     app.state.pack = PackBuilder(settings, catalog)
 
+    _assemble(app, settings)
+    return app
+
+
+def _assemble(app: FastAPI, settings: Settings) -> None:
+    """The middleware, the error handlers, the static files and every router."""
     app.add_middleware(SecurityHeaders)
     app.add_middleware(BodyLimit)  # inside the session middleware: its 413 page needs one
     app.add_middleware(SessionMiddleware, secret_key=settings.secret_key or "",
@@ -115,7 +121,6 @@ def create_app(settings: Settings | None = None, *, catalog: Catalog | None = No
                    pages_auth, pages_problems, pages_submissions, pages_board, admin_pages,
                    admin_users, health):
         app.include_router(module.router)
-    return app
 
 
 async def _refresh_bank_until(stopping: asyncio.Event, app: FastAPI) -> None:

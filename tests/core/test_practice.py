@@ -106,6 +106,7 @@ def test_the_pack_judges_public_cases_without_the_reference(tmp_path, launcher):
 
 
 @pytest.mark.slow
+@pytest.mark.timeout(1200)  # fourteen problems recorded, then judged twice each
 def test_the_pack_holds_every_bundled_problem_and_judges_it(tmp_path, launcher):
     """The downloadable pack with the real problems: each one is in it, a correct solution
     passes its public cases there, the starter does not, and no hidden case came along."""
