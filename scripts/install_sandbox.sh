@@ -63,38 +63,27 @@ if [ "$CHECK_ONLY" -eq 0 ]; then
     fi
 
     # ---------------------------------------------------------------- 2. slot users
-    slot=0
-    while [ "$slot" -lt "$SLOTS" ]; do
-        id=$((UID_BASE + slot))
-        name="torchjudge$slot"
-        owner="$(getent passwd "$id" | cut -d: -f1 || true)"
-        if [ -n "$owner" ] && [ "$owner" != "$name" ]; then
-            warn "uid $id already belongs to $owner: slot $slot cannot use it"
-        else
-            getent group "$name" >/dev/null || groupadd --system --gid "$id" "$name"
-            getent passwd "$name" >/dev/null || useradd --system --uid "$id" --gid "$id" \
-                --no-create-home --home-dir /nonexistent --shell /usr/sbin/nologin "$name" \
-                2>/dev/null
-        fi
-        slot=$((slot + 1))
-    done
-    say "slot users: torchjudge0..torchjudge$((SLOTS - 1)) (uids $UID_BASE..$((UID_BASE + SLOTS - 1)))"
-    slot=0
-    while [ "$slot" -lt "$SLOTS" ]; do
-        id=$((BOX_UID_BASE + slot))
-        name="torchjudgebox$slot"
-        owner="$(getent passwd "$id" | cut -d: -f1 || true)"
-        if [ -n "$owner" ] && [ "$owner" != "$name" ]; then
-            warn "uid $id already belongs to $owner: slot $slot's grader box cannot use it"
-        else
-            getent group "$name" >/dev/null || groupadd --system --gid "$id" "$name"
-            getent passwd "$name" >/dev/null || useradd --system --uid "$id" --gid "$id" \
-                --no-create-home --home-dir /nonexistent --shell /usr/sbin/nologin "$name" \
-                2>/dev/null
-        fi
-        slot=$((slot + 1))
-    done
-    say "grader-box users: torchjudgebox0..torchjudgebox$((SLOTS - 1)) (uids $BOX_UID_BASE..$((BOX_UID_BASE + SLOTS - 1)))"
+    # make_users BASE PREFIX WHAT: one system user and group per slot, uid = BASE + slot.
+    make_users() {
+        local base=$1 prefix=$2 what=$3 slot=0 id name owner
+        while [ "$slot" -lt "$SLOTS" ]; do
+            id=$((base + slot))
+            name="$prefix$slot"
+            owner="$(getent passwd "$id" | cut -d: -f1 || true)"
+            if [ -n "$owner" ] && [ "$owner" != "$name" ]; then
+                warn "uid $id already belongs to $owner: slot $slot's $what cannot use it"
+            else
+                getent group "$name" >/dev/null || groupadd --system --gid "$id" "$name"
+                getent passwd "$name" >/dev/null || useradd --system --uid "$id" --gid "$id" \
+                    --no-create-home --home-dir /nonexistent --shell /usr/sbin/nologin \
+                    "$name" 2>/dev/null
+            fi
+            slot=$((slot + 1))
+        done
+        say "$what users: ${prefix}0..$prefix$((SLOTS - 1)) (uids $base..$((base + SLOTS - 1)))"
+    }
+    make_users "$UID_BASE" torchjudge slot
+    make_users "$BOX_UID_BASE" torchjudgebox grader-box
 
     # ---------------------------------------------------------------- 3. run directory
     mkdir -p /run/torch-judge
