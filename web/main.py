@@ -23,6 +23,8 @@ from web import bundled, db, error_handlers
 from web.catalog import Catalog
 from web.data import bank, queue
 from web.hub import Hub
+from web.local_relay import LocalRelay, relay_folder
+from web.page_cache import CHANGED, PageCache, watch
 from web.pg_relay import PgRelay
 from web.practice_pack import PackBuilder
 from web.routes import (
@@ -71,11 +73,15 @@ def create_app(settings: Settings | None = None, *, catalog: Catalog | None = No
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
         hub = app.state.hub
         hub.bind(asyncio.get_running_loop())
-        relay = None
-        if engine.dialect.name == "postgresql":  # other web processes may share the queue
+        # other web processes may share the queue: on PostgreSQL anywhere, on SQLite on
+        # this machine (serve --web-processes)
+        relay: PgRelay | LocalRelay
+        if engine.dialect.name == "postgresql":
             relay = PgRelay(engine, hub.wake_local, hub.wake_all)
-            hub.relay = relay
-            relay.start()
+        else:
+            relay = LocalRelay(relay_folder(settings.data_dir), hub.wake_local, hub.wake_all)
+        relay.start()
+        hub.relay = relay
         app.state.relay = relay
         stopping = asyncio.Event()
         tasks = [asyncio.create_task(_requeue_expired_until(stopping, app)),
@@ -85,9 +91,8 @@ def create_app(settings: Settings | None = None, *, catalog: Catalog | None = No
         finally:
             stopping.set()
             await asyncio.gather(*tasks)  # lets work in progress finish with its connection
-            if relay is not None:
-                hub.relay = None
-                await run_in_threadpool(relay.stop)
+            hub.relay = None
+            await run_in_threadpool(relay.stop)
             app.state.pack.close()
             engine.dispose()
 
@@ -99,13 +104,22 @@ def create_app(settings: Settings | None = None, *, catalog: Catalog | None = No
     app.state.sessionmaker = sessions
     app.state.catalog = catalog
     app.state.store = store
-    app.state.hub = Hub()
+    app.state.hub = hub = Hub()
+    app.state.page_cache = cache = PageCache(settings.page_cache_seconds)
+    hub.on(CHANGED, cache.changed)  # another process wrote (the relay)
+    watch(sessions, cache, publish=lambda: hub.relay and hub.relay.publish(CHANGED))
     app.state.clock = clock
     app.state.templates = make_templates()
     app.state.pack = PackBuilder(settings, catalog)
 
     _assemble(app, settings)
     return app
+
+
+def app_from_env() -> FastAPI:
+    """The app as ``serve --web-processes N`` starts it in each of its processes: settings
+    from the environment (``JUDGE_*``, which ``serve`` sets from its arguments)."""
+    return create_app(Settings())
 
 
 def _assemble(app: FastAPI, settings: Settings) -> None:

@@ -8,6 +8,7 @@ schemes whatever the Markdown produced.
 
 from __future__ import annotations
 
+import functools
 import html
 
 import nh3
@@ -63,8 +64,11 @@ def sanitise(fragment: str) -> str:
                      filter_style_properties={"text-align"}, link_rel="noopener noreferrer")
 
 
+@functools.lru_cache(maxsize=256)
 def highlight_python(code: str) -> str:
-    """A Python snippet (a public example's source) as a highlighted <pre> block."""
+    """A Python snippet (a public example's source) as a highlighted <pre> block. Pages
+    show the same few snippets over and over (a problem's examples, a submission's code):
+    Pygments takes milliseconds for each, so the most recent are kept."""
     return _highlight(code, "python", None)
 
 
