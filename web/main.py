@@ -73,13 +73,7 @@ def create_app(settings: Settings | None = None, *, catalog: Catalog | None = No
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
         hub = app.state.hub
         hub.bind(asyncio.get_running_loop())
-        # other web processes may share the queue: on PostgreSQL anywhere, on SQLite on
-        # this machine (serve --web-processes)
-        relay: PgRelay | LocalRelay
-        if engine.dialect.name == "postgresql":
-            relay = PgRelay(engine, hub.wake_local, hub.wake_all)
-        else:
-            relay = LocalRelay(relay_folder(settings.data_dir), hub.wake_local, hub.wake_all)
+        relay = _relay(engine, settings, hub)
         relay.start()
         hub.relay = relay
         app.state.relay = relay
@@ -114,6 +108,14 @@ def create_app(settings: Settings | None = None, *, catalog: Catalog | None = No
 
     _assemble(app, settings)
     return app
+
+
+def _relay(engine, settings: Settings, hub: Hub) -> PgRelay | LocalRelay:
+    """Other web processes may share the queue: on PostgreSQL anywhere, on SQLite on this
+    machine (serve --web-processes)."""
+    if engine.dialect.name == "postgresql":
+        return PgRelay(engine, hub.wake_local, hub.wake_all)
+    return LocalRelay(relay_folder(settings.data_dir), hub.wake_local, hub.wake_all)
 
 
 def app_from_env() -> FastAPI:
