@@ -129,7 +129,9 @@ def database(kind: str) -> Iterator[str | None]:
 
 
 @contextlib.contextmanager
-def server(folder: Path, db_url: str | None, processes: int) -> Iterator[tuple[str, int]]:
+def server(folder: Path, db_url: str | None, processes: int,
+           workers: int = 0) -> Iterator[tuple[str, int]]:
+    """``judge serve`` on a free port, its log in ``folder``: (URL, pid) once healthy."""
     port = free_port()
     env = {k: v for k, v in os.environ.items() if not k.startswith("JUDGE_")}
     env.update(JUDGE_WORKER_TOKEN=TOKEN, JUDGE_SECRET_KEY="web-load",
@@ -138,7 +140,7 @@ def server(folder: Path, db_url: str | None, processes: int) -> Iterator[tuple[s
         env["JUDGE_DATABASE_URL"] = db_url
     log = open(folder / "server.log", "wb")
     proc = subprocess.Popen([sys.executable, "-m", "judge", "serve", "--port", str(port),
-                             "--workers", "0", "--data-dir", str(folder / "data"),
+                             "--workers", str(workers), "--data-dir", str(folder / "data"),
                              "--no-pack-prebuild",
                              *(["--web-processes", str(processes)] if processes > 1 else [])],
                             cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT)

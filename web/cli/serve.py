@@ -144,7 +144,6 @@ def _serve_processes(args: argparse.Namespace, settings: Settings,
         "JUDGE_NO_SANDBOX": "1" if settings.no_sandbox else "0",
         **({"JUDGE_PROBLEMS_DIR": str(settings.problems_dir.resolve())}
            if settings.problems_dir else {}),
-        **({"JUDGE_DATABASE_URL": settings.database_url} if settings.database_url else {}),
     })
     log.info("serving on http://%s:%d with %d web processes and %d worker(s); data in %s",
              args.host, args.port, args.web_processes, args.workers,
