@@ -169,6 +169,13 @@ def test_without_a_browser_choice_logging_in_brings_the_accounts_language(client
     assert client.cookies.get("lang") == "en"  # and the browser remembers it
 
 
+def test_an_account_made_through_the_api_speaks_the_requests_language(client, app):
+    r = client.post("/api/users", json={"username": "erin", "password": "password1"},
+                    headers={"Accept-Language": "en-US,en;q=0.9"})
+    assert r.status_code == 201
+    assert rows(app, "select lang from users where username = 'erin'")[0][0] == "en"
+
+
 # ---------------------------------------------------------------------- the API docs
 
 @pytest.mark.parametrize("path, asset", [("/docs", "swagger-ui-bundle.js"),
