@@ -30,12 +30,15 @@ SYNTAX_ERROR = "def collate(batch:\n"
 WIDE = """() => {
   const w = window.innerWidth;
   return { scroll: document.scrollingElement.scrollWidth, inner: w,
-    wide: [...document.querySelectorAll("body *")].filter((e) => e.getBoundingClientRect().right > w + 1)
+    wide: [...document.querySelectorAll("body *")]
+      .filter((e) => e.getBoundingClientRect().right > w + 1)
       .slice(0, 5).map((e) => `${e.tagName.toLowerCase()}#${e.id}.${e.className}`) };
 }"""
 # Nav links and buttons that wrap inside themselves (Chinese one character a line).
-WRAPPED_NAV = """() => [...document.querySelectorAll("header.nav a, header.nav button, header.nav .username")]
-  .filter((e) => !e.hidden && e.getClientRects().length > 1 || e.getBoundingClientRect().height > 40)
+WRAPPED_NAV = """() => [...document.querySelectorAll(
+    "header.nav a, header.nav button, header.nav .username")]
+  .filter((e) => !e.hidden
+    && (e.getClientRects().length > 1 || e.getBoundingClientRect().height > 40))
   .map((e) => e.textContent.trim())"""
 # Parts of the limits box outside it or under the editor panel.
 LIMITS_HIDDEN = """() => {
@@ -44,7 +47,8 @@ LIMITS_HIDDEN = """() => {
   const sideBySide = solve.top < box.bottom && solve.left > box.left;
   return [...document.querySelectorAll("#limits dt, #limits dd")].filter((e) => {
     const r = e.getBoundingClientRect();
-    return r.right > box.right + 1 || (sideBySide && r.right > solve.left) || e.scrollWidth > e.clientWidth + 1;
+    return r.right > box.right + 1 || (sideBySide && r.right > solve.left)
+      || e.scrollWidth > e.clientWidth + 1;
   }).map((e) => e.textContent.trim());
 }"""
 FAKE_EVENTS = """
@@ -77,8 +81,8 @@ def shot(page, name: str) -> None:
 
 
 def new_context(browser, server, lang: str = "zh", **options):
-    context = browser.new_context(locale=LOCALES[lang], base_url=server.url,
-                                  viewport={"width": 1366, "height": 900}, **options)
+    options.setdefault("viewport", {"width": 1366, "height": 900})
+    context = browser.new_context(locale=LOCALES[lang], base_url=server.url, **options)
     context.set_default_timeout(20_000)
     return context
 
@@ -104,7 +108,8 @@ def judged_submission(server, name: str) -> int:
     assert r.status_code == 202, r.text
     sid = r.json()["id"]
     deadline = time.monotonic() + 120
-    while httpx.get(f"{server.url}/api/submissions/{sid}", headers=headers).json()["status"] != "done":
+    url = f"{server.url}/api/submissions/{sid}"
+    while httpx.get(url, headers=headers).json()["status"] != "done":
         assert time.monotonic() < deadline, "the submission was not judged in 120 s"
         time.sleep(0.3)
     return sid
@@ -231,12 +236,17 @@ def test_the_language_chosen_before_registering_or_logging_in_is_kept(page, serv
 
 
 CONTRAST = """(sel) => {
-  const lum = (c) => { const [r, g, b] = c.match(/\\d+(\\.\\d+)?/g).slice(0, 3).map(Number).map((v) => {
-    v /= 255; return v <= 0.04045 ? v / 12.92 : ((v + 0.055) / 1.055) ** 2.4; });
-    return 0.2126 * r + 0.7152 * g + 0.0722 * b; };
+  const lum = (c) => {
+    const [r, g, b] = c.match(/\\d+(\\.\\d+)?/g).slice(0, 3).map(Number).map((v) => {
+      v /= 255; return v <= 0.04045 ? v / 12.92 : ((v + 0.055) / 1.055) ** 2.4; });
+    return 0.2126 * r + 0.7152 * g + 0.0722 * b;
+  };
   const el = document.querySelector(sel);
   let bgEl = el; let bg = getComputedStyle(bgEl).backgroundColor;
-  while (bg === "rgba(0, 0, 0, 0)" && bgEl.parentElement) { bgEl = bgEl.parentElement; bg = getComputedStyle(bgEl).backgroundColor; }
+  while (bg === "rgba(0, 0, 0, 0)" && bgEl.parentElement) {
+    bgEl = bgEl.parentElement;
+    bg = getComputedStyle(bgEl).backgroundColor;
+  }
   const [a, b] = [lum(getComputedStyle(el).color), lum(bg)].sort((x, y) => y - x);
   return (a + 0.05) / (b + 0.05);
 }"""
@@ -248,7 +258,8 @@ def test_dark_mode_follows_the_system_and_the_toggle_is_remembered(browser, serv
     page.goto("/problems/padding-collate")
     page.wait_for_selector(".cm-editor .tok-comment")
     assert page.locator("html").get_attribute("data-theme") == "dark"
-    editor_bg = page.evaluate("getComputedStyle(document.querySelector('.cm-editor')).backgroundColor")
+    editor_bg = page.evaluate(
+        "getComputedStyle(document.querySelector('.cm-editor')).backgroundColor")
     assert editor_bg == "rgb(13, 17, 23)"  # the editor follows the theme
     for selector in (".cm-editor .tok-comment", ".cm-editor .tok-keyword", ".statement .hl .c1",
                      "footer", ".limits dt"):
@@ -287,6 +298,23 @@ def test_keyboard_skip_links_reach_the_editor_and_ctrl_enter_submits(page, serve
     assert page.locator("#progress").get_attribute("aria-label") == "测试进度"
 
 
+def test_the_editor_is_usable_on_a_tablet(browser, server):
+    context = new_context(browser, server, viewport={"width": 820, "height": 1180},
+                          has_touch=True, is_mobile=True)
+    page = context.new_page()
+    page.goto("/problems/padding-collate")
+    page.wait_for_selector(".cm-editor")
+    box = page.locator(".cm-editor").bounding_box()
+    assert box["x"] >= 0 and box["x"] + box["width"] <= 820 and box["height"] >= 300
+    assert page.evaluate("document.scrollingElement.scrollWidth") <= 820
+    page.locator(".cm-content").tap()
+    page.keyboard.press("Control+End")
+    page.keyboard.type("\n# from a tablet")
+    assert page.evaluate("window.judgeEditor.getCode()").endswith("# from a tablet")
+    shot(page, "tablet-820-padding-collate")
+    context.close()
+
+
 def test_the_status_line_names_each_phase_it_waits_in(page, server):
     name = register(page)
     sid = judged_submission(server, name)
@@ -302,7 +330,8 @@ def test_the_status_line_names_each_phase_it_waits_in(page, server):
     status = page.locator("#status-text")
     page.evaluate("__emit({event: 'queued', position: 2})")
     assert status.inner_text() == "排队中（前面还有 2 个）"
-    page.evaluate("__emit({event: 'start', total: 1, tests: [{name: 'a', visibility: 'public', category: 'x'}]})")
+    page.evaluate("__emit({event: 'start', total: 1, "
+                  "tests: [{name: 'a', visibility: 'public', category: 'x'}]})")
     page.evaluate("__emit({event: 'phase', phase: 'waiting_for_quiet_machine'})")
     assert status.inner_text().startswith("等待评测机空闲后再计时")
     page.evaluate("__emit({event: 'phase', phase: 'measuring'})")

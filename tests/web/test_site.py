@@ -86,7 +86,8 @@ def test_pygments_css_is_generated_and_legible_in_both_themes():
     assert css == markdown.make_css(), "regenerate web/static/pygments.css (see its header)"
     for name, bg, selector in markdown.THEMES.values():
         rules = re.findall("^" + re.escape(selector) + r" \.[\w-]+ \{([^}]*)\}", css, re.M)
-        colours = [c for rule in rules for c in re.findall(r"(?<![-\w])color: (#[0-9A-Fa-f]+)", rule)]
+        colours = [c for rule in rules
+                   for c in re.findall(r"(?<![-\w])color: (#[0-9A-Fa-f]+)", rule)]
         assert len(colours) > 20, name
         low = sorted({c for c in colours if ratio(c, bg) < AA})
         assert not low, f"{name}: colours under 4.5:1 on {bg}: {low}"
@@ -210,9 +211,9 @@ def test_pages_have_a_skip_link_a_theme_toggle_and_a_labelled_progress_bar(clien
     assert '<a class="skip-link" href="#main">' in html and 'id="main"' in html
     assert 'href="#solve" id="skip-to-editor"' in html and 'id="theme-switch"' in html
     assert 'src="/static/theme.js"' in html
-    r = client.post("/problems/add-one/submit", data={"code": "def add_one(x):\n  return x\n",
-                                                      "csrf_token": csrf(client, "/problems/add-one")},
-                    follow_redirects=False)
+    form = {"code": "def add_one(x):\n  return x\n",
+            "csrf_token": csrf(client, "/problems/add-one")}
+    r = client.post("/problems/add-one/submit", data=form, follow_redirects=False)
     page = client.get(r.headers["location"]).text
     assert re.search(r'<progress id="progress" aria-label="测试进度"', page)
     i18n = json.loads(re.search(r'<script type="application/json" id="i18n">(.*?)</script>',
