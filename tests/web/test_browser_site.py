@@ -51,6 +51,9 @@ LIMITS_HIDDEN = """() => {
       || e.scrollWidth > e.clientWidth + 1;
   }).map((e) => e.textContent.trim());
 }"""
+# A verdict badge outside the viewport (the tables used to push them off a phone).
+VERDICT_HIDDEN = """() => [...document.querySelectorAll("main .verdict")]
+  .some((e) => e.getBoundingClientRect().right > window.innerWidth)"""
 FAKE_EVENTS = """
 window.__sources = [];
 window.EventSource = class {
@@ -155,6 +158,8 @@ def test_every_learner_page_fits_from_phone_to_desk(browser, server, slugs, lang
                     "document.scrollingElement.scrollWidth > innerWidth") else []
             else:
                 problems += check_page(page, lang, width, label)
+            if label in ("submission", "history") and page.evaluate(VERDICT_HIDDEN):
+                problems.append(f"{label} at {width}px ({lang}): a verdict is off-screen")
             if label == "grad-accumulation":
                 hidden = page.evaluate(LIMITS_HIDDEN)
                 if hidden:
@@ -296,6 +301,16 @@ def test_keyboard_skip_links_reach_the_editor_and_ctrl_enter_submits(page, serve
     page.wait_for_url("**/submissions/*")
     page.wait_for_selector("#final-verdict .verdict", timeout=120_000)
     assert page.locator("#progress").get_attribute("aria-label") == "测试进度"
+
+
+def test_ctrl_enter_submits_from_the_plain_code_box_too(page, server, page_errors):
+    page_errors.allow("net::ERR_FAILED")  # the editor bundle, blocked below
+    register(page)
+    page.route("**/static/dist/editor.js", lambda route: route.abort())
+    page.goto("/problems/padding-collate")
+    page.fill("#code", SYNTAX_ERROR)
+    page.press("#code", "Control+Enter")
+    page.wait_for_url("**/submissions/*")
 
 
 def test_the_editor_is_usable_on_a_tablet(browser, server):
