@@ -31,6 +31,7 @@ from web.routes import (
     admin_api,
     admin_pages,
     admin_users,
+    api_docs,
     api_problems,
     api_submissions,
     api_users,
@@ -91,6 +92,7 @@ def create_app(settings: Settings | None = None, *, catalog: Catalog | None = No
             engine.dispose()
 
     app = FastAPI(title="torch-judge", version="0.1.0", lifespan=lifespan,
+                  docs_url=None, redoc_url=None,  # web/routes/api_docs.py serves them locally
                   description="PyTorch training-loop exercises: problems, submissions, "
                               "live judging. Learners' API under /api; workers' under /worker.")
     app.state.settings = settings
@@ -135,7 +137,7 @@ def _assemble(app: FastAPI, settings: Settings) -> None:
     app.mount("/static", StaticFiles(directory=HERE / "static"), name="static")
     for module in (api_users, api_problems, api_submissions, admin_api, worker_api,
                    pages_auth, pages_problems, pages_submissions, pages_board, admin_pages,
-                   admin_users, health):
+                   admin_users, health, api_docs):
         app.include_router(module.router)
 
 
@@ -184,7 +186,13 @@ class SecurityHeaders:
     CSP = ("default-src 'self'; script-src 'self'; style-src 'self' 'unsafe-inline'; "
            "img-src 'self' data: https:; connect-src 'self'; frame-ancestors 'none'; "
            "base-uri 'none'; form-action 'self'")
-    OPENAPI_PAGES = ("/docs", "/redoc")  # FastAPI's API explorer loads its UI from a CDN
+    # /docs and /redoc (web/routes/api_docs.py): FastAPI's pages start Swagger UI / ReDoc
+    # with an inline script (no user content on them); everything else from this site only
+    DOCS_CSP = ("default-src 'self'; script-src 'self' 'unsafe-inline'; "
+                "style-src 'self' 'unsafe-inline'; img-src 'self' data:; font-src 'self' data:; "
+                "worker-src 'self' blob:; connect-src 'self'; frame-ancestors 'none'; "
+                "base-uri 'none'; form-action 'self'")
+    OPENAPI_PAGES = ("/docs", "/redoc")
 
     def __init__(self, app: ASGIApp) -> None:
         self.app = app
@@ -192,15 +200,14 @@ class SecurityHeaders:
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
             return await self.app(scope, receive, send)
-        csp = not scope["path"].startswith(self.OPENAPI_PAGES)
+        csp = self.DOCS_CSP if scope["path"] in self.OPENAPI_PAGES else self.CSP
 
         async def with_headers(message: Message) -> None:
             if message["type"] == "http.response.start":
                 headers = list(message.get("headers", []))
                 headers += [(b"x-content-type-options", b"nosniff"),
                             (b"referrer-policy", b"same-origin")]
-                if csp:
-                    headers.append((b"content-security-policy", self.CSP.encode()))
+                headers.append((b"content-security-policy", csp.encode()))
                 message = {**message, "headers": headers}
             await send(message)
 
