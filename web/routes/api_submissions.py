@@ -16,7 +16,7 @@ from web.deps import ApiUser, CatalogDep, HubDep, Now, SessionDep, SettingsDep, 
 from web.errors import NotFound
 from web.language import request_lang
 from web.models import Submission, User
-from web.streams import stream_factory
+from web.streams import event_response, follow_ranking, ranking_now, stream_factory
 from web.submission_view import submission_view
 
 router = APIRouter(prefix="/api/submissions", tags=["submissions"])
@@ -50,7 +50,8 @@ def view(db: Session, sub: Submission, user: User, lang: str) -> dict[str, Any]:
         if sub.status == "queued" and job is not None:
             position = queue.queue_position(db, job)
         events = submissions.events_after(db, sub.id, 0)
-    return submission_view(sub, lang, full=user.is_admin, position=position, events=events)
+    return submission_view(sub, lang, full=user.is_admin, position=position, events=events,
+                           ranking=ranking_now(db, sub))
 
 
 @router.post("", status_code=202, response_model=Accepted)
@@ -74,5 +75,15 @@ def events(sid: int, request: Request, user: ApiUser, db: SessionDep) -> Streami
     """Progress as server-sent events: queued, start, running, test, throughput, done."""
     readable(db, sid, user)
     stream = stream_factory(request)(sid, request_lang(request))
-    return StreamingResponse(stream.run(request), media_type="text/event-stream",
-                             headers={"Cache-Control": "no-cache", "X-Accel-Buffering": "no"})
+    return event_response(stream.run(request))
+
+
+@router.get("/{sid}/ranking/events", response_class=StreamingResponse,
+            responses={200: {"content": {"text/event-stream": {}},
+                             "description": "one JSON object per data: line"}})
+def ranking_events(sid: int, request: Request, user: ApiUser,
+                   db: SessionDep) -> StreamingResponse:
+    """The leaderboard timing's progress as server-sent events: ranking, then ranked."""
+    readable(db, sid, user)
+    state = request.app.state
+    return event_response(follow_ranking(state.sessionmaker, state.hub, sid, request))

@@ -20,7 +20,8 @@ router = APIRouter(tags=["pages"], include_in_schema=False)
 @router.get("/leaderboard")
 def leaderboard(request: Request, user: PageUser, db: SessionDep, catalog: CatalogDep) -> Response:
     board = standings.leaderboard(db)
-    fastest = [(p, standings.fastest(db, p.slug)) for p in catalog]
+    fastest = [(p, standings.fastest(db, p.slug), standings.unranked(db, p.slug))
+               for p in catalog]
     return render(request, "leaderboard.html", user, page_lang(request, user), board=board,
                   fastest=fastest)
 

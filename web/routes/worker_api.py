@@ -15,6 +15,7 @@ from starlette.concurrency import run_in_threadpool
 
 from judge.i18n import T
 from judge.report import Report
+from web import timing
 from web.data import queue, workers
 from web.deps import HubDep, Now, SessionDep, SettingsDep, WorkerAuth
 from web.errors import Conflict, Invalid, NotFound
@@ -149,14 +150,16 @@ def post_events(job_id: int, body: Events, db: SessionDep, hub: HubDep,
 def post_result(job_id: int, body: Result, db: SessionDep, hub: HubDep, request: Request,
                 now: Now) -> dict[str, Any]:
     """The result, stored once per job and lease: a submission's full report
-    (judge.report.Report.to_json), or a validation's ``{"ok", "errors", "files", ...}``."""
+    (judge.report.Report.to_json; a rank job's fills in the ranking only), or a
+    validation's ``{"ok", "errors", "files", ...}``."""
     job = db.get(Job, job_id)
     try:
         if job is not None and job.kind == "validate":
             result, columns = validation_result(body.report), {}
         else:
             report = Report.from_json(body.report)
-            result, columns = report.to_json("zh"), summary(report)
+            result = timing.with_extras(report.to_json("zh"), body.report)
+            columns = {} if job is not None and job.kind == "rank" else summary(report)
     except (KeyError, TypeError, ValueError) as e:
         raise Invalid(T(f"评测报告格式不对：{e}", f"malformed report: {e}")) from None
     status, held = queue.finish(db, job_id, body.lease_token, now, result, columns)
