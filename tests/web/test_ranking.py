@@ -327,3 +327,38 @@ def test_malformed_timing_keys_are_left_out():
     assert check["interval"] is None and check["kinds"] == [] and check["refined"] is False
     assert check["pair_ratios"] == [1.0] * 50  # capped at 200 entries, then checked
     assert timing.check({"name": "y", "ratio": None, "min_ratio": 0.5}) is None
+
+
+def leased(worker, job, action: str, **body) -> dict:
+    r = worker.http.post(f"/worker/jobs/{job.job_id}/{action}",
+                         json={"lease_token": job.lease_token, **body}, headers=worker.headers)
+    assert r.status_code == 200, r.text
+    return r.json()
+
+
+@both
+def test_a_running_rank_job_yields_to_a_waiting_submission(client, app, alice, worker):
+    """Renew and events tell a ranking worker to give its job back when another job it
+    could take is waiting; giving it back costs the rank job no attempt."""
+    sid = submit(client, alice).json()["id"]
+    judge = worker.claim(worker.register("judge", False, {}), False, 0)
+    assert leased(worker, judge, "renew")["yield"] is False  # a judging never yields
+    assert worker.result(judge, speed_report(0.81)) == "stored"
+    rank = claim_rank(worker)
+    assert leased(worker, rank, "renew")["yield"] is False  # nothing else is waiting
+    # a job only a GPU worker may take does not make a CPU worker yield
+    with app.state.engine.begin() as conn:
+        conn.execute(text(f"insert into jobs (kind, submission_id, status, priority, "
+                          f"needs_gpu, prefers_gpu, attempts, created_at) values ('judge', "
+                          f"{sid}, 'queued', -10, true, true, 0, '2026-01-01')"))
+    assert leased(worker, rank, "events", events=[])["yield"] is False
+    bob = make_user(client, "bob")
+    live = submit(client, bob).json()["id"]
+    assert leased(worker, rank, "renew")["yield"] is True
+    assert leased(worker, rank, "events", events=[{"event": "phase",
+                                                   "phase": "ranking"}])["yield"] is True
+    assert worker.release(rank)
+    wid = worker.register("cpu", False, {})
+    assert worker.claim(wid, False, 0).submission_id == live
+    again = worker.claim(wid, False, 0)
+    assert again.kind == "rank" and again.submission_id == sid and again.attempt == 1

@@ -14,7 +14,7 @@ import secrets
 from datetime import datetime, timedelta
 from typing import Any
 
-from sqlalchemy import and_, delete, func, or_, select, update
+from sqlalchemy import and_, case, delete, func, or_, select, update
 from sqlalchemy.orm import Session
 
 from judge.events import Event
@@ -162,16 +162,34 @@ def abandoned_report(job: Job) -> dict[str, Any]:
             "total": 0, "throughput": []}
 
 
-def claim(db: Session, worker_id: int, gpu: bool, now: datetime, lease_s: float) -> Job | None:
-    """Atomically take the next queued job: ranking follow-ups after every other job;
-    then jobs that want a GPU first for GPU workers, then by priority, then first come
-    first served. A CPU worker never takes a job that needs a GPU, and takes one that
-    prefers it only while no GPU worker is alive."""
+def _claimable(db: Session, gpu: bool, now: datetime) -> list[Any]:
+    """The queued jobs a worker with (or without) a GPU may take now."""
     conditions = [Job.status == "queued"]
     if not gpu:
         conditions.append(Job.needs_gpu.is_(False))
         if workers.gpu_worker_alive(db, now):
             conditions.append(Job.prefers_gpu.is_(False))
+    return conditions
+
+
+def should_yield(db: Session, job: Job, now: datetime) -> bool:
+    """A running rank job whose worker could take another job that is waiting: the
+    worker should give it back (release) and take that one, so a ranking never holds up
+    a live submission, a validation or a rejudge."""
+    if job.kind != "rank" or job.worker_id is None:
+        return False
+    worker = db.get(Worker, job.worker_id)
+    waiting = select(Job.id).where(*_claimable(db, bool(worker and worker.gpu), now),
+                                   Job.kind != "rank").limit(1)
+    return db.scalar(waiting) is not None
+
+
+def claim(db: Session, worker_id: int, gpu: bool, now: datetime, lease_s: float) -> Job | None:
+    """Atomically take the next queued job: ranking follow-ups after every other job;
+    then jobs that want a GPU first for GPU workers, then by priority, then first come
+    first served. A CPU worker never takes a job that needs a GPU, and takes one that
+    prefers it only while no GPU worker is alive."""
+    conditions = _claimable(db, gpu, now)
     wants_gpu = or_(Job.needs_gpu, Job.prefers_gpu)
     pick = (select(Job.id).where(*conditions)
             .order_by((Job.kind == "rank").asc(), wants_gpu.desc(), Job.priority.desc(),
@@ -289,10 +307,13 @@ def _follow_up_on_gpu(db: Session, job: Job, result: dict[str, Any], now: dateti
 
 
 def release(db: Session, job_id: int, token: str, now: datetime) -> Job | None:
-    """A worker gives a job back unjudged (it is shutting down): queued again at once."""
+    """A worker gives a job back unjudged (it is shutting down, or a rank job yields to
+    a waiting one): queued again at once. A rank job's given-back attempt does not count
+    towards MAX_ATTEMPTS (yielding is not failing)."""
+    given_back = case((Job.kind == "rank", Job.attempts - 1), else_=Job.attempts)
     changed = rows_changed(db, update(Job).where(_holds_lease(job_id, token, now))
                        .values(status="queued", lease_token=None, lease_expires_at=None,
-                               worker_id=None))
+                               worker_id=None, attempts=given_back))
     if changed != 1:
         db.rollback()
         return None
