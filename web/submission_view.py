@@ -10,7 +10,6 @@ hold nothing a learner may not see.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Any
 
 from judge.events import (
@@ -24,32 +23,10 @@ from judge.events import (
     event_from_json,
     kind_of,
 )
-from judge.i18n import T
 from judge.report import Report
 from web import timing
 from web.models import JobEvent, Submission
-
-# What the worker is doing in a speed check (``{"event": "phase", "phase": ...}``): read
-# here by name, so a judge that does not send it yet and one that does both work.
-PHASES = {
-    "waiting_for_quiet_machine": T("正在等待评测机空闲…", "waiting for a quiet machine…"),
-    "measuring": T("正在测速…", "measuring speed…"),
-    "ranking": T("正在为排行榜测速…", "measuring speed for the leaderboard…"),
-}
-
-
-@dataclass(frozen=True)
-class Phase:
-    phase: str
-
-    def to_json(self, lang: str = "zh", *, learner: bool = False) -> dict[str, Any]:
-        return {"event": "phase", "phase": self.phase}
-
-    @classmethod
-    def from_json(cls, data: dict[str, Any]) -> Phase:
-        if data.get("phase") not in PHASES:
-            raise ValueError(f"unknown phase {data.get('phase')!r}")
-        return cls(str(data["phase"]))
+from web.phases import PHASES, Phase
 
 
 def ingest_event(raw: Any) -> Event | Phase | None:

@@ -11,6 +11,7 @@ job's progress and result are folded into its version (:mod:`web.data.bank`).
 from __future__ import annotations
 
 import secrets
+from collections.abc import Sequence
 from datetime import datetime, timedelta
 from typing import Any
 
@@ -28,6 +29,7 @@ from web.models import (
     Submission,
     Worker,
 )
+from web.phases import Phase
 
 MAX_ATTEMPTS = 3  # a job whose lease expired this many times is ended as internal_error
 
@@ -235,7 +237,7 @@ def renew(db: Session, job_id: int, token: str, now: datetime, lease_s: float) -
 
 
 def add_events(db: Session, job_id: int, token: str, now: datetime,
-               events: list[Event]) -> Job | None:
+               events: Sequence[Event | Phase]) -> Job | None:
     """Store progress events if the lease is still held (a validate job's fold into its
     version's report); the job, else None."""
     # A no-op UPDATE under the lease condition: it checks the lease and locks the job in
@@ -248,7 +250,8 @@ def add_events(db: Session, job_id: int, token: str, now: datetime,
     assert job is not None
     if job.kind == "validate":
         for event in events:
-            bank.validation_progress(db, job.version_id or 0, event)
+            if not isinstance(event, Phase):  # a check sends none
+                bank.validation_progress(db, job.version_id or 0, event)
     else:
         # the learner's view: no seed, hidden tests without message or output
         db.add_all(JobEvent(job_id=job_id, submission_id=job.submission_id,

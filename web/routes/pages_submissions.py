@@ -8,8 +8,8 @@ from fastapi.responses import Response
 from web.data import submissions
 from web.deps import CatalogDep, LoggedIn, SessionDep
 from web.language import page_lang
+from web.phases import PHASES
 from web.routes.api_submissions import readable, view
-from web.submission_view import PHASES
 from web.templating import render
 
 router = APIRouter(tags=["pages"], include_in_schema=False)
