@@ -120,6 +120,9 @@ def test_a_rank_result_fills_in_the_ratio_and_never_the_verdict(client, app, ali
     judge_next(worker, judged)
     job = claim_rank(worker)
     assert job.submission_id == sid and "def add_one" in job.code
+    progress = client.get(f"/api/submissions/{sid}", headers=alice).json()["ranking_progress"]
+    assert progress["state"] == "running" and progress["phase"] is None
+    # (read again at once: a pending ranking's view is never served from the page cache)
     assert worker.events(job, [{"event": "phase", "phase": "ranking"},
                                {"event": "running", "name": "throughput:big"}])
     progress = client.get(f"/api/submissions/{sid}", headers=alice).json()["ranking_progress"]
