@@ -102,7 +102,7 @@ def submission_view(sub: Submission, lang: str, *, full: bool = False,
         "judged_at": sub.judged_at.isoformat() + "Z" if sub.judged_at else None,
         "position": position, "running": None, "view": "full" if full else "learner",
         "ranking": sub.rank_status, "rank_ratio": sub.rank_ratio, "timing": [],
-        "ranking_progress": ranking,
+        "ranking_progress": ranking, "phase": None,
     }
     if sub.status == "done" and sub.report is not None:
         report = Report.from_json(sub.report)
