@@ -10,9 +10,11 @@ from typing import Any
 from judge.i18n import T
 
 PHASES = {
-    "waiting_for_quiet_machine": T("正在等待评测机空闲…", "waiting for a quiet machine…"),
-    "measuring": T("正在测速…", "measuring speed…"),
-    "ranking": T("正在为排行榜测速…", "measuring speed for the leaderboard…"),
+    "waiting_for_quiet_machine": T("等待评测机空闲后再计时（另一份提交正在测速）…",
+                                   "Waiting for a quiet machine to time your code (another "
+                                   "submission is being timed)…"),
+    "measuring": T("正在测量速度…", "Measuring the speed…"),
+    "ranking": T("正在为排行榜测速…", "Measuring speed for the leaderboard…"),
 }
 
 

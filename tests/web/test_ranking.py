@@ -244,7 +244,7 @@ def test_the_submission_page_shows_the_timing(client, app, alice, worker):
     assert worker.events(job, [{"event": "phase", "phase": "ranking"}])
     assert "正在为排行榜测速…" in visible(client.get(f"/submissions/{sid}").text)
     client.post("/lang", data={"lang": "en", "csrf_token": csrf(client)})
-    assert "measuring speed for the leaderboard…" in visible(
+    assert "Measuring speed for the leaderboard…" in visible(
         client.get(f"/submissions/{sid}").text)
     assert worker.result(job, speed_report(0.7734, refined=True, pairs=30)) == "stored"
     html = client.get(f"/submissions/{sid}").text
@@ -274,7 +274,7 @@ def test_phase_events_of_a_judging_show_on_the_page(client, app, alice, worker):
     assert worker.events(job, [{"event": "phase", "phase": "waiting_for_quiet_machine"}])
     shown = client.get(f"/api/submissions/{sid}", headers=alice).json()
     assert shown["status"] == "running" and shown["phase"] == "waiting_for_quiet_machine"
-    assert "正在等待评测机空闲…" in visible(client.get(f"/submissions/{sid}").text)
+    assert "等待评测机空闲后再计时" in visible(client.get(f"/submissions/{sid}").text)
     r = client.post(f"/worker/jobs/{job.job_id}/events",
                     json={"lease_token": job.lease_token,
                           "events": [{"event": "phase", "phase": "napping"}]},

@@ -96,7 +96,6 @@
       if (message) status(message, "running");
     },
     test(ev) { put(ev.index, ev.result); },
-    phase(ev) { if (text.phases[ev.phase]) status(text.phases[ev.phase], "running"); },
     throughput(ev) {
       const r = ev.result;
       const speed = r.ratio != null
