@@ -354,6 +354,6 @@ def test_the_status_line_names_each_phase_it_waits_in(page, server):
     page.evaluate("__emit({event: 'phase', phase: 'something_new'})")  # unknown: ignored
     assert status.inner_text() == "正在测量速度…"
     page.evaluate("__emit({event: 'phase', phase: 'ranking'})")
-    assert status.inner_text() == "正在计算速度排名…"
+    assert status.inner_text() == "正在为排行榜测速…"
     page.evaluate("__emit({event: 'done', verdict: 'accepted', passed: 1, total: 1})")
     assert status.inner_text() == "通过 1 / 1 个测试"
