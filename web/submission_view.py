@@ -88,6 +88,7 @@ def submission_view(sub: Submission, lang: str, *, full: bool = False,
         "created_at": sub.created_at.isoformat() + "Z",
         "judged_at": sub.judged_at.isoformat() + "Z" if sub.judged_at else None,
         "position": position, "running": None, "view": "full" if full else "learner",
+        "share": sub.share,
     }
     if sub.status == "done" and sub.report is not None:
         report = Report.from_json(sub.report)
