@@ -299,3 +299,8 @@ def test_sharing_is_off_unless_ticked_on_the_page(logged_in, app, worker):
         judge_next(worker)
     assert [s for (s,) in rows(app, "select share from submissions order by id")] == [0, 1]
     assert logged_in.get("/api/submissions/2").json()["share"] is True
+    # a refused submission comes back with the box as it was ticked
+    r = logged_in.post("/problems/add-one/submit", data={
+        "code": " ", "share": "true", "csrf_token": csrf(logged_in, "/problems/add-one")})
+    assert r.status_code == 400
+    assert re.search(r'<input type="checkbox" name="share"[^>]*checked>', r.text)

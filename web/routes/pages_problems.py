@@ -49,11 +49,11 @@ def problem_list(request: Request, user: PageUser, db: SessionDep, catalog: Cata
 
 def problem_page(request: Request, user, db, p: ProblemView, *, code: str | None = None,
                  error: str | None = None, status: int = 200,
-                 headers: dict[str, str] | None = None) -> Response:
+                 headers: dict[str, str] | None = None, share: bool = False) -> Response:
     recent = submissions.user_submissions(db, user.id, problem=p.slug, limit=5) if user else []
     return render(request, "problem.html", user, page_lang(request, user), status=status,
                   headers=headers, p=p, recent=recent, error=error,
-                  solution=solutions.offer(db, user, p),
+                  solution=solutions.offer(db, user, p), share=share,
                   code=p.starter if code is None else code, code_from_server=code is not None)
 
 
@@ -74,5 +74,6 @@ def submit(slug: str, request: Request, user: LoggedIn, db: SessionDep, catalog:
     except DomainError as e:
         # Back to the problem with the message and the code as sent, nothing stored.
         return problem_page(request, user, db, p, code=code, status=status_of(e),
-                            error=e.message(page_lang(request, user)), headers=headers_of(e))
+                            error=e.message(page_lang(request, user)), headers=headers_of(e),
+                            share=share)
     return RedirectResponse(f"/submissions/{sub.id}", status_code=303)
