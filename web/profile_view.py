@@ -117,14 +117,17 @@ class Profile:
 
 
 def build(db: Session, user: User, catalog: Catalog, now: datetime) -> Profile:
-    done = profiles.solved(db, user.id)
+    """The profile of ``user``. Only published problems are listed (a problem taken off
+    the site is not named on a public page); the submission count covers them all."""
+    done = [s for s in profiles.solved(db, user.id) if catalog.get(s.problem)]
     tries = profiles.attempts(db, user.id)
     solved_slugs = {s.problem for s in done}
     solved = [{"slug": s.problem, "p": catalog.get(s.problem), "first_at": s.first_at,
                "best_ratio": s.best_ratio, "accepted": s.accepted,
                "submissions": tries.get(s.problem, s.accepted)} for s in done]
     tried = [{"slug": slug, "p": catalog.get(slug), "submissions": n}
-             for slug, n in sorted(tries.items()) if slug not in solved_slugs]
+             for slug, n in sorted(tries.items())
+             if slug not in solved_slugs and catalog.get(slug)]
     since = datetime.combine(first_day(now.date()), datetime.min.time())
     counts = profiles.activity(db, user.id, since)
     return Profile(user, solved, tried, activity(counts, now.date()), sum(tries.values()))

@@ -9,6 +9,7 @@ import re
 from datetime import timedelta
 
 import pytest
+from sqlalchemy import text
 
 from tests.web.support import (
     GOOD,
@@ -105,6 +106,15 @@ def test_an_unknown_user_is_a_clear_404(client):
     assert r.status_code == 404 and "there is no user named nobody" in r.text
     r = client.get("/api/users/nobody")
     assert r.status_code == 404 and "nobody" in r.json()["detail"]
+
+
+def test_a_profile_names_published_problems_only(client, alice, worker, clock, app):
+    judged(client, alice, worker, clock)
+    with app.state.engine.begin() as conn:
+        conn.execute(text("update submissions set problem = 'secret-draft'"))
+    data = client.get("/api/users/alice").json()
+    assert data["solved"] == [] and data["tried"] == [] and data["submissions"] == 1
+    assert "secret-draft" not in client.get("/users/alice").text
 
 
 def test_the_profile_api(client, alice, worker, clock):
