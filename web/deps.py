@@ -22,6 +22,7 @@ from web.catalog import Catalog
 from web.data import accounts
 from web.errors import Forbidden, LoginRequired, Unauthorized
 from web.hub import Hub
+from web.page_cache import PageCache
 from web.models import User
 from web.security import csrf_ok, token_hash
 from web.settings import Settings
@@ -44,6 +45,10 @@ def get_hub(request: Request) -> Hub:
     return request.app.state.hub
 
 
+def get_page_cache(request: Request) -> PageCache:
+    return request.app.state.page_cache
+
+
 def get_now(request: Request) -> datetime:
     clock: Callable[[], datetime] = request.app.state.clock
     return clock()
@@ -55,6 +60,7 @@ SessionDep = Annotated[Session, Depends(get_db, scope="function")]
 SettingsDep = Annotated[Settings, Depends(get_settings)]
 CatalogDep = Annotated[Catalog, Depends(get_catalog)]
 HubDep = Annotated[Hub, Depends(get_hub)]
+CacheDep = Annotated[PageCache, Depends(get_page_cache)]
 Now = Annotated[datetime, Depends(get_now)]
 
 oauth2 = OAuth2PasswordBearer(tokenUrl="/api/token", auto_error=False)

@@ -9,7 +9,7 @@ promptly. On SQLite (one machine, usually one process) the poll is the fallback.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Hashable
+from collections.abc import Callable, Hashable
 from typing import Protocol
 
 
@@ -25,6 +25,11 @@ class Hub:
         self.loop: asyncio.AbstractEventLoop | None = None
         self.waiters: dict[Hashable, set[asyncio.Future]] = {}
         self.relay: Relay | None = None
+        # called on the loop whenever a key is woken, here or by the relay (web.page_cache)
+        self.listeners: dict[Hashable, list[Callable[[], None]]] = {}
+
+    def on(self, key: Hashable, listener: Callable[[], None]) -> None:
+        self.listeners.setdefault(key, []).append(listener)
 
     def bind(self, loop: asyncio.AbstractEventLoop) -> None:
         self.loop = loop
@@ -59,12 +64,14 @@ class Hub:
                 pass
 
     def _wake(self, key: Hashable) -> None:
+        for listener in self.listeners.get(key, ()):
+            listener()
         for fut in self.waiters.pop(key, set()):
             if not fut.done():
                 fut.set_result(None)
 
     def _wake_all(self) -> None:
-        for key in list(self.waiters):
+        for key in {*self.waiters, *self.listeners}:
             self._wake(key)
 
     async def wait(self, key: Hashable, timeout: float) -> None:

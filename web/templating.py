@@ -36,6 +36,7 @@ ORIGINS = {"upload": T("上传", "upload"), "edit": T("编辑", "edit"),
 
 HERE = Path(__file__).resolve().parent
 EDITOR_BUNDLE = HERE / "static" / "dist" / "editor.js"
+MATH_BUNDLE = HERE / "static" / "dist" / "math.js"  # KaTeX (scripts/build_frontend.sh)
 
 
 def make_templates() -> Jinja2Templates:
@@ -78,7 +79,8 @@ def context(request: Request, user, lang: str, **extra: Any) -> dict[str, Any]:
     here = request.url.path + (f"?{request.url.query}" if request.url.query else "")
     return {"request": request, "user": user, "lang": lang, "t": t, "here": here,
             "csrf": csrf_token(request.session), "labels": verdict_labels(lang),
-            "editor_bundle": EDITOR_BUNDLE.is_file(), **extra}
+            "editor_bundle": EDITOR_BUNDLE.is_file(), "math_bundle": MATH_BUNDLE.is_file(),
+            **extra}
 
 
 def render(request: Request, name: str, user, lang: str, status: int = 200,
@@ -90,9 +92,7 @@ def render(request: Request, name: str, user, lang: str, status: int = 200,
 
 def render_error(request: Request, status: int, message: T,
                  headers: dict[str, str] | None = None) -> HTMLResponse:
-    lang = request.cookies.get("lang") if "lang" not in request.query_params else None
-    lang = getattr(request.state, "lang", None) or lang or request_lang(request)
-    lang = lang if lang in ("zh", "en") else "zh"
+    lang = request_lang(request)  # the one rule (web/language.py), as every page
     user = getattr(request.state, "user", None)
     return render(request, "error.html", user, lang, status=status, headers=headers,
                   status_code=status, message=message(lang))

@@ -297,13 +297,14 @@ def test_language_switch_is_remembered(client, alice, app):
     assert r.status_code == 303 and r.headers["location"] == "/problems/add-one"
     html = client.get("/problems/add-one").text
     assert '<html lang="en">' in html and "Add one." in html and "Time per test" in html
-    browser_login(client, "alice")  # alice has not chosen: Chinese
-    assert '<html lang="zh-CN">' in client.get("/").text
-    client.post("/lang", data={"lang": "en", "csrf_token": csrf(client)})
-    client.cookies.clear()  # another browser: the choice is kept with the account
-    browser_login(client, "alice")
+    browser_login(client, "alice")  # the choice made before logging in is kept
     assert '<html lang="en">' in client.get("/").text
     assert rows(app, "select lang from users where username = 'alice'")[0][0] == "en"
+    client.post("/lang", data={"lang": "zh", "csrf_token": csrf(client)})
+    client.cookies.clear()  # another browser: the choice is kept with the account
+    browser_login(client, "alice")
+    assert '<html lang="zh-CN">' in client.get("/").text
+    assert rows(app, "select lang from users where username = 'alice'")[0][0] == "zh"
 
 
 def test_error_pages_are_html_and_json_errors_are_json(client):

@@ -12,7 +12,16 @@ from sqlalchemy.orm import Session
 from judge.i18n import T
 from web import submitting
 from web.data import queue, submissions
-from web.deps import ApiUser, CatalogDep, HubDep, Now, SessionDep, SettingsDep, TokenUser
+from web.deps import (
+    ApiUser,
+    CacheDep,
+    CatalogDep,
+    HubDep,
+    Now,
+    SessionDep,
+    SettingsDep,
+    TokenUser,
+)
 from web.errors import NotFound
 from web.language import request_lang
 from web.models import Submission, User
@@ -65,9 +74,22 @@ def create(body: NewSubmission, user: TokenUser, db: SessionDep, settings: Setti
 
 
 @router.get("/{sid}")
-def read(sid: int, request: Request, user: ApiUser, db: SessionDep) -> dict[str, Any]:
+def read(sid: int, request: Request, user: ApiUser, db: SessionDep,
+         cache: CacheDep) -> dict[str, Any]:
     """A submission (owner or admin): status, verdict and tests; hidden tests redacted."""
-    return view(db, readable(db, sid, user), user, request_lang(request))
+    lang = request_lang(request)
+
+    def build() -> tuple[int, dict[str, Any]]:
+        sub = readable(db, sid, user)
+        return sub.user_id, view(db, sub, user, lang)
+
+    # A judged submission changes only when it is written again (a rejudge): its view is
+    # kept for the generation. One in progress is read each time (events, queue position).
+    owner, data = cache.get(("submission", sid, lang, user.is_admin), build,
+                            keep=lambda built: built[1]["status"] == "done")
+    if owner != user.id and not user.is_admin:
+        raise NotFound(NOT_FOUND)
+    return data
 
 
 @router.get("/{sid}/events", response_class=StreamingResponse,

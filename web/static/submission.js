@@ -86,6 +86,13 @@
         status(fill(text.running_check, { name: title }), "running");
       } else status(fill(text.running_named, { name: ev.name }), "running");
     },
+    // what the judging waits in between tests (judge/events.py's "phase" event): for a
+    // quiet machine before timing, measuring, ranking; a phase this page does not know
+    // leaves the line as it is
+    phase(ev) {
+      const message = (text.phases || {})[ev.phase];
+      if (message) status(message, "running");
+    },
     test(ev) { put(ev.index, ev.result); },
     throughput(ev) {
       const r = ev.result;
