@@ -88,6 +88,8 @@ class Submission(Base):
     passed: Mapped[int | None] = mapped_column(Integer)
     total: Mapped[int | None] = mapped_column(Integer)
     ratio: Mapped[float | None] = mapped_column(Float)  # slowest throughput ratio measured
+    # the learner agreed to show this code to others who solved the problem (if accepted)
+    share: Mapped[bool] = mapped_column(Boolean, default=False, server_default=false())
     report: Mapped[dict[str, Any] | None]  # the full report (judge.report.Report.to_json)
     created_at: Mapped[datetime]
     judged_at: Mapped[datetime | None]

@@ -103,6 +103,7 @@ def submission_view(sub: Submission, lang: str, *, full: bool = False,
         "position": position, "running": None, "view": "full" if full else "learner",
         "ranking": sub.rank_status, "rank_ratio": sub.rank_ratio, "timing": [],
         "ranking_progress": ranking, "phase": None,
+        "share": sub.share,
     }
     if sub.status == "done" and sub.report is not None:
         report = Report.from_json(sub.report)

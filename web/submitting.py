@@ -35,7 +35,9 @@ def check_code(code: str, max_bytes: int) -> None:
 
 
 def submit(db: Session, settings: Settings, catalog: Catalog, hub: Hub, user: User,
-           problem_ident: str, code: str, now: datetime) -> Submission:
+           problem_ident: str, code: str, now: datetime, *, share: bool = False) -> Submission:
+    """Queue ``code``; ``share``: its author lets others who solved the problem read it
+    once it is accepted (web.solutions)."""
     problem = catalog.get(problem_ident)
     if problem is None:
         raise NotFound(T(f"没有这道题：{problem_ident!r}",
@@ -50,7 +52,7 @@ def submit(db: Session, settings: Settings, catalog: Catalog, hub: Hub, user: Us
                                      settings.submissions_per_minute,
                                      in_flight_max=settings.submissions_in_flight,
                                      needs_gpu=problem.needs_gpu,
-                                     prefers_gpu=problem.prefers_gpu)
+                                     prefers_gpu=problem.prefers_gpu, share=share)
     except submissions.Limited as e:
         if e.reason == "in_flight" and settings.submissions_in_flight == 1:
             raise RateLimited(T("你还有一个提交在排队或评测中，等它出结果再提交",

@@ -143,6 +143,7 @@ def test_every_learner_page_fits_from_phone_to_desk(browser, server, slugs, lang
     sid = judged_submission(server, name)
     pages = {"problems": "/", **{s: f"/problems/{s}" for s in slugs},
              "submission": f"/submissions/{sid}", "history": "/submissions",
+             "profile": f"/users/{name}",
              "leaderboard": "/leaderboard", "login": "/login", "register": "/register",
              "error": "/problems/no-such-problem", "docs": "/docs"}
     problems: list[str] = []

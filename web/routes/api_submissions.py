@@ -36,6 +36,8 @@ NOT_FOUND = T("没有这个提交（或者它不是你的）", "no such submissi
 class NewSubmission(BaseModel):
     problem: str | int = Field(description="slug or number")
     code: str
+    share: bool = Field(False, description="once accepted, show this code to others who "
+                                           "solved the problem (off unless asked)")
 
 
 class Accepted(BaseModel):
@@ -67,7 +69,8 @@ def view(db: Session, sub: Submission, user: User, lang: str) -> dict[str, Any]:
 def create(body: NewSubmission, user: TokenUser, db: SessionDep, settings: SettingsDep,
            catalog: CatalogDep, hub: HubDep, now: Now) -> Accepted:
     """Queue code for judging (bearer token; one in flight per user, a per-minute cap)."""
-    sub = submitting.submit(db, settings, catalog, hub, user, str(body.problem), body.code, now)
+    sub = submitting.submit(db, settings, catalog, hub, user, str(body.problem), body.code, now,
+                            share=body.share)
     return Accepted(id=sub.id, status=sub.status, url=f"/submissions/{sub.id}")
 
 
