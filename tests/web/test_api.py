@@ -13,13 +13,10 @@ API_ROUTES = {
     ("post", "/api/users"), ("post", "/api/token"), ("get", "/api/problems"),
     ("get", "/api/problems/{slug}"), ("post", "/api/submissions"),
     ("get", "/api/submissions/{sid}"), ("get", "/api/submissions/{sid}/events"),
-<<<<<<< HEAD
     ("get", "/api/submissions/{sid}/ranking/events"),
-=======
     # learners' own record (tests/web/test_profile.py)
     ("get", "/api/users/{name}"), ("get", "/api/problems/{slug}/solution"),
     ("get", "/api/submissions/{a}/diff/{b}"),
->>>>>>> profile
     # admins (tests/web/test_admin_authz.py walks them as anonymous and as a learner)
     ("get", "/api/admin/problems"), ("post", "/api/admin/problems"),
     ("get", "/api/admin/versions/{vid}"), ("get", "/api/admin/versions/{vid}/events"),
