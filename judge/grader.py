@@ -23,6 +23,7 @@ import torch
 from judge.events import Done, Event, PlannedTest, Running, Started, TestJudged
 from judge.expected import ReplayMismatch, ReplaySession
 from judge.i18n import T
+from judge.measurement import SPEED_MODES
 from judge.package import Problem, limits_for
 from judge.report import EMPTY, NEEDS_CUDA, Report, SkipReason, TestResult, cpu_only_message
 from judge.session import (
@@ -67,6 +68,13 @@ class Options:
     jobs_root: Path | None = None
     # Recorded reference answers for public cases (a practice pack has no reference.py).
     expected: dict[str, list] | None = None
+    # How the speed checks stop (judge.measurement.SPEED_MODES): "verdict" as soon as the
+    # bar is decided (a live judging), "ranking" once the ratio is precise (the leaderboard).
+    speed: str = "verdict"
+
+    def __post_init__(self) -> None:
+        if self.speed not in SPEED_MODES:
+            raise ValueError(f"speed must be one of {SPEED_MODES}, not {self.speed!r}")
 
 
 class Sessions:
@@ -211,7 +219,7 @@ def _grade(problem: Problem, code: str, launcher: Launcher, options: Options, re
                 and not options.public_only and not options.cases):
             from judge.throughput import run_checks
 
-            run_checks(problem, sessions, report, seed, device, emit)
+            run_checks(problem, sessions, report, seed, device, emit, options.speed)
     except (ImportFailed, ReferenceFailed, RunnerLost) as e:
         # Only the reference's session gets here: the package is broken.
         report.verdict = Verdict.INTERNAL_ERROR
