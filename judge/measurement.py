@@ -45,6 +45,9 @@ SPEED_MODES = ("verdict", "ranking")
 # longer than the reference's staging of the same inputs, uncharged.
 STAGE_SLACK = 0.15
 STAGE_ABS_S = 0.0005
+# A charge in CPU time is paid in wall time: times the reference's wall/CPU time of its
+# timed calls (a loaded machine), at most this.
+MAX_LOAD_FACTOR = 10.0
 
 
 @dataclass(frozen=True)
@@ -99,10 +102,14 @@ class Measurement:
     strata: list[str] = field(default_factory=list)  # each pair's kind (Workload.stratum)
     disturbed: int = 0  # pairs thrown away: the submission's side ran while not timed
     wall_staging: bool = False  # some staging was timed by the wall clock (see add)
+    ref_run_cpu_s: list[float] = field(default_factory=list)  # CPU time of its timed calls
 
     def add(self, pair: Pair) -> None:
         self.sub_s.append(pair.times["sub"])
         self.ref_s.append(pair.times["ref"])
+        run_cpu = (pair.run_cpu or {}).get("ref")
+        if run_cpu is not None and run_cpu > 0:
+            self.ref_run_cpu_s.append(pair.times["ref"] / run_cpu)
         self.stage_sub_s.append(pair.stages["sub"])
         self.stage_ref_s.append(pair.stages["ref"])
         if pair.kind is not None:
@@ -118,8 +125,20 @@ class Measurement:
             self.ratios = [r / max(s + extra, 1e-9) for r, s in zip(self.ref_s, self.sub_s,
                                                                     strict=True)]
             return
-        self.ratios = [r / max(s + stage_charge(ss, rs), 1e-9) for r, s, ss, rs in zip(
+        load = self.load_factor()
+        self.ratios = [r / max(s + load * stage_charge(ss, rs), 1e-9) for r, s, ss, rs in zip(
             self.ref_s, self.sub_s, self.stage_sub_s, self.stage_ref_s, strict=True)]
+
+    def load_factor(self) -> float:
+        """What a second of CPU took of the wall clock in the timed calls: the median of
+        the reference's timed calls' wall time over their CPU time (its runner's cgroup),
+        between 1 and ``MAX_LOAD_FACTOR``; 1 where it is not known. Staging is charged in
+        CPU time, which does not wait for a busy machine, but the timed calls do: on a
+        machine that gives the timing core a quarter of the time, work moved into staging
+        would otherwise cost a quarter of what it costs timed."""
+        if not self.ref_run_cpu_s:
+            return 1.0
+        return min(MAX_LOAD_FACTOR, max(1.0, statistics.median(self.ref_run_cpu_s)))
 
     def groups(self) -> list[list[float]]:
         """The pair ratios by kind of input (one group for a workload without kinds)."""
@@ -258,6 +277,7 @@ class Pair:
     # Per side timed: the other side's runner used CPU while it was being timed.
     disturbed: dict[str, bool]
     staging_cpu: bool = True  # ``stages`` is CPU time (the runners' cgroups), not wall time
+    run_cpu: dict[str, float | None] | None = None  # per side: CPU time of the timed call
 
 
 def stage_charge(sub_stage_s: float, ref_stage_s: float) -> float:

@@ -47,7 +47,7 @@ from judge.measurement import BORDERLINE, SPEED_MODES, Measurement, Pair
 from judge.measurement import Workload as Workload  # problems' tests.py import it from here
 from judge.package import Problem, Throughput
 from judge.report import MAX_PAIR_RATIOS, KindTime, Report, ThroughputResult
-from judge.session import RunnerLost, SubmissionError
+from judge.session import RunnerLost, SubmissionError, stage_frame
 from judge.testing import case_seed
 from judge.verdict import Verdict
 
@@ -111,14 +111,18 @@ def _time_pair(workload: Workload, sessions, args: list, kwargs: dict, kind: str
     times: dict[str, float] = {}
     stages: dict[str, float] = {}
     disturbed: dict[str, bool] = {}
+    run_cpu: dict[str, float | None] = {}
     staging_cpu = True
+    # The inputs are encoded once and the same bytes sent to both runners.
+    frame = stage_frame(workload.target, workload.fn, args, kwargs, workload.prepare,
+                        TIMING_CPU)
     for role, session, other in order if sub_first else order[::-1]:
         limit = sub_limit if role == "sub" else ref_limit
         try:
             with paused(other, away_from=TIMING_CPU) as window:
                 res, elapsed = session.timed_run(workload.target, workload.fn, args, kwargs,
                                                  limit, prepare=workload.prepare,
-                                                 cpu=TIMING_CPU)
+                                                 cpu=TIMING_CPU, staged=frame)
         except (RunnerLost, SubmissionError) as e:
             if role == "ref":
                 raise
@@ -127,8 +131,9 @@ def _time_pair(workload: Workload, sessions, args: list, kwargs: dict, kind: str
         cpu = session.last_stage_cpu_s
         staging_cpu = staging_cpu and cpu is not None
         stages[role] = cpu if cpu is not None else session.last_stage_s
+        run_cpu[role] = getattr(session, "last_run_cpu_s", None)
         disturbed[role] = window.disturbed
-    return Pair(kind, results, times, stages, disturbed, staging_cpu)
+    return Pair(kind, results, times, stages, disturbed, staging_cpu, run_cpu)
 
 
 def _measure(workload: Workload, spec: Throughput, sessions, rng: torch.Generator,

@@ -397,6 +397,28 @@ def test_a_call_whose_work_moved_into_staging_reads_the_ratio_it_would_have_had(
     # (judged for real, in the sandbox: tests/attacks/submissions/work_in_patched_stage.py)
 
 
+def test_on_a_loaded_machine_work_moved_into_staging_is_charged_at_the_wall_clock_rate():
+    """The timed calls wait for a busy core (wall time 4x their CPU time here), staging's
+    CPU time does not: the charge is scaled by the reference's wall/CPU rate, so moving
+    work into staging gains nothing on a loaded machine either."""
+    def pair(sub_s, sub_stage, load):
+        return Pair(None, {}, {"sub": sub_s, "ref": 0.040}, {"sub": sub_stage, "ref": 0.005},
+                    {"sub": False, "ref": False}, run_cpu={"sub": None, "ref": 0.040 / load})
+
+    quiet, loaded = Measurement([], [], []), Measurement([], [], [])
+    for _ in range(3):
+        quiet.add(pair(0.040, 0.005, 1.0))
+        loaded.add(pair(0.040, 0.005, 4.0))
+    quiet.add(pair(0.0001, 0.015, 1.0))  # the work (10 ms of CPU) moved into staging
+    loaded.add(pair(0.0001, 0.015, 4.0))  # the same CPU, which timed would take 40 ms
+    charge = 0.015 - 0.005 * 1.15 - 0.0005
+    assert quiet.load_factor() == 1.0 and loaded.load_factor() == pytest.approx(4.0)
+    assert quiet.ratios[-1] == pytest.approx(0.040 / (0.0001 + charge))
+    assert loaded.ratios[-1] == pytest.approx(0.040 / (0.0001 + 4 * charge))
+    assert loaded.ratios[:3] == quiet.ratios[:3] == [1.0] * 3  # honest calls: no charge
+    assert Measurement([], [], []).load_factor() == 1.0  # not known: CPU time as it is
+
+
 def test_staging_timed_by_the_wall_clock_is_charged_as_one_median():
     """Without a cgroup counting the runner's CPU, staging waits for a busy machine by
     several times a short call: one median over all calls is charged, not each call."""
