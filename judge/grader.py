@@ -148,6 +148,8 @@ class Sessions:
 
     def close(self) -> None:
         for session in self.all:
+            session.say_bye()  # all of them first: they exit at the same time
+        for session in self.all:
             session.close()
 
 

@@ -127,6 +127,7 @@ class RunnerSession:
         self.last_stage_s = 0.0  # see timed_run
         self.last_stage_cpu_s: float | None = None
         self.last_run_cpu_s: float | None = None
+        self.bye_sent = False
 
     # ---------------------------------------------------------------- life
     def start(self) -> None:
@@ -173,15 +174,24 @@ class RunnerSession:
         self.process.settle_output()
         return self.process.output_since(mark)
 
+    def say_bye(self) -> None:
+        """Ask the runner to exit, without waiting for it (``close`` waits): a judging's
+        runners then end together, not one after the other."""
+        p = self.process
+        if p is None or self.bye_sent or not p.alive or self.lost is not None:
+            return
+        self.bye_sent = True
+        try:
+            p.channel.send(Kind.BYE, deadline=time.monotonic() + BYE_TIMEOUT_S)
+        except ProtocolError:  # it stopped reading, or is gone: close() kills it
+            pass
+
     def close(self) -> None:
         p = self.process
         if p is None:
             return
         if p.alive and self.lost is None:
-            try:
-                p.channel.send(Kind.BYE, deadline=time.monotonic() + BYE_TIMEOUT_S)
-            except ProtocolError:  # it stopped reading, or is gone: killed just below
-                pass
+            self.say_bye()
             if p.wait(1.0) is None:
                 p.kill()
         else:
