@@ -7,9 +7,11 @@ submission and the reference run the same inputs back to back, alternating who g
 reference's, so skipping work or replaying an earlier answer fails. The first calls are a
 warm-up and are discarded. The ratio is the median over pairs of ``ref_time / sub_time``
 (for a workload whose inputs come in kinds that cost differently by design, such as left
-and right padding, the geometric mean of each kind's median). Repetitions go on until it
-is known tightly enough (or clearly on one side of the bar), or the budget is spent. A
-ratio just under the bar is measured once more before ``too_slow``. Clocks inside the
+and right padding, the geometric mean of each kind's median). Repetitions go on until the
+speed mode is satisfied (judge.measurement: ``verdict`` until the bar is decided by a
+sequential sign test, ``ranking`` until the ratio is precise), or the budget is spent. A
+ratio just under the bar is measured once more before ``too_slow``. The inputs of a pair
+are encoded once and the same frame sent to both runners. Clocks inside the
 sandbox are never read.
 
 While one side is timed the other side's runner is frozen (the cgroup freezer, confirmed
