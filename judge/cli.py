@@ -27,6 +27,7 @@ from judge.cli_base import (
 )
 from judge.cli_worker import add_worker_commands
 from judge.i18n import DEFAULT_LANG, LANGS
+from judge.measurement import SPEED_MODES
 from judge.package import PackageError
 from judge.render import indent, paint, render
 from judge.verdict import Verdict
@@ -57,7 +58,7 @@ def cmd_grade(args: argparse.Namespace) -> int:
     try:
         options = Options(seed=args.seed, public_only=args.public_only,
                           cases=tuple(args.case or ()), throughput=not args.no_throughput,
-                          cuda=cuda_available())
+                          cuda=cuda_available(), speed=args.speed)
         # Whatever a package's tests print must not corrupt --json: stdout is the report's.
         with contextlib.redirect_stdout(sys.stderr):
             report = grade(problem, code, launcher, options)
@@ -134,6 +135,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--seed", type=int, help="the seed for hidden inputs (default: random)")
     p.add_argument("--case", action="append", help="run only this case (repeatable)")
     p.add_argument("--no-throughput", action="store_true", help="skip throughput checks")
+    p.add_argument("--speed", choices=SPEED_MODES, default="verdict",
+                   help="verdict: stop each speed check once the bar is decided (default); "
+                        "ranking: measure the ratio precisely, as for the leaderboard")
     p.add_argument("--lang", choices=LANGS, default=DEFAULT_LANG)
     add_isolation_args(p)
     p.set_defaults(fn=cmd_grade)

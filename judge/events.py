@@ -4,7 +4,8 @@ what a worker posts to the server, and what the server streams to a reader.
 Each kind is a frozen dataclass with ``to_json``/``from_json``; :class:`EventKind` names
 them, and the table in web/README.md ("Progress events") lists them (a test checks it).
 
-    grader       Started -> (Running -> TestJudged)* -> (Running -> ThroughputMeasured)* -> Done
+    grader       Started -> (Running -> TestJudged)* -> [Phase(waiting) -> Phase(measuring|ranking)
+                 -> (Running -> ThroughputMeasured)*] -> Done
     check        FilesPlanned -> FileChecked*
     server only  Queued (a reader's position in the queue)
 
@@ -31,6 +32,7 @@ class EventKind(enum.StrEnum):
     QUEUED = "queued"
     START = "start"
     RUNNING = "running"
+    PHASE = "phase"
     TEST = "test"
     THROUGHPUT = "throughput"
     DONE = "done"
@@ -122,6 +124,31 @@ class Running:
         body = _body(data, cls.kind)
         index = body.get("index")
         return cls(str(body.get("name", "")), None if index is None else int(index))
+
+
+PHASES = ("waiting_for_quiet_machine", "measuring", "ranking")
+
+
+@dataclass(frozen=True)
+class Phase:
+    """Where the speed checks stand: waiting for the machine-wide measuring lock
+    (``waiting_for_quiet_machine``: another judging on this machine is measuring), then
+    measuring for the verdict (``measuring``) or precisely, for the leaderboard
+    (``ranking``)."""
+
+    kind: ClassVar = EventKind.PHASE
+    phase: str
+
+    def __post_init__(self) -> None:
+        if self.phase not in PHASES:
+            raise ValueError(f"phase must be one of {PHASES}, not {self.phase!r}")
+
+    def to_json(self, lang: str = "zh", *, learner: bool = False) -> dict[str, Any]:
+        return {"event": str(self.kind), "phase": self.phase}
+
+    @classmethod
+    def from_json(cls, data: Any) -> Phase:
+        return cls(_body(data, cls.kind).get("phase"))
 
 
 @dataclass(frozen=True)
@@ -254,12 +281,13 @@ class FileChecked:
         return cls(CheckedFile.from_json(_body(data, cls.kind).get("file")))
 
 
-Event = (Queued | Started | Running | TestJudged | ThroughputMeasured | Done | FilesPlanned
-         | FileChecked)
+Event = (Queued | Started | Running | Phase | TestJudged | ThroughputMeasured | Done
+         | FilesPlanned | FileChecked)
 CLASSES: dict[EventKind, Any] = {c.kind: c for c in (
-    Queued, Started, Running, TestJudged, ThroughputMeasured, Done, FilesPlanned, FileChecked)}
-GRADING = frozenset({EventKind.START, EventKind.RUNNING, EventKind.TEST, EventKind.THROUGHPUT,
-                     EventKind.DONE})
+    Queued, Started, Running, Phase, TestJudged, ThroughputMeasured, Done, FilesPlanned,
+    FileChecked)}
+GRADING = frozenset({EventKind.START, EventKind.RUNNING, EventKind.PHASE, EventKind.TEST,
+                     EventKind.THROUGHPUT, EventKind.DONE})
 CHECKING = frozenset({EventKind.FILES, EventKind.FILE})
 
 

@@ -138,6 +138,9 @@ class Worker:
         if job.kind == "validate":
             log.info("validating %s %s (job %s, attempt %s)", job.problem,
                      job.problem_version[:12], job.job_id, job.attempt)
+        elif job.kind == "rank":
+            log.info("ranking submission %s (job %s, attempt %s, %s)", job.submission_id,
+                     job.job_id, job.attempt, job.problem)
         else:
             log.info("judging submission %s (job %s, attempt %s, %s)", job.submission_id,
                      job.job_id, job.attempt, job.problem)
@@ -187,9 +190,13 @@ class Worker:
             return _internal_error(job, T(f"评测机上没有这道题（{job.problem}）",
                                           f"this worker does not have the problem "
                                           f"{job.problem}")).to_json("zh")
+        # A rank job (the low-priority follow-up of an accepted submission) judges it again
+        # in full, its speed checks measured precisely: the server keeps their ratios.
+        speed = "ranking" if job.kind == "rank" else "verdict"
         try:
             report: Report = (self._grade or grade)(
-                problem, job.code, self.launcher, Options(cuda=self.gpu is not None),
+                problem, job.code, self.launcher,
+                Options(cuda=self.gpu is not None, speed=speed),
                 on_progress=lambda event: on_progress(event.to_json()))
         except Exception as e:  # grade() should never raise; if it does, say so
             log.exception("grading submission %s crashed", job.submission_id)

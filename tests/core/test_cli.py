@@ -119,3 +119,20 @@ def test_the_core_cli_and_the_worker_load_nothing_of_the_web_app():
                          text=True, timeout=120)
     assert out.returncode == 0, out.stderr
     assert out.stdout.strip() == "[]"
+
+
+def test_grade_speed_ranking_measures_the_ratio_precisely(tmp_path):
+    from tests.conftest import TESTS
+    from tests.core.test_throughput import THROUGHPUT_TOML, WORKLOAD
+
+    toml = THROUGHPUT_TOML.format(slug="double-it", number=7, wall=5.0, memory=2048)
+    folder = write_problem(tmp_path / "problems", toml=toml, tests=TESTS + WORKLOAD)
+    sol = tmp_path / "sol.py"
+    sol.write_text("def double(x):\n    return x * 2\n")
+    for speed, refined in (("ranking", True), ("verdict", False)):
+        out = judge("grade", str(folder), str(sol), "--json", "--speed", speed)
+        assert out.returncode == 0, out.stderr
+        (tp,) = json.loads(out.stdout)["throughput"]
+        assert tp["refined"] is refined and tp["interval"] and tp["pair_ratios"]
+    out = judge("grade", str(folder), str(sol), "--speed", "fast")
+    assert out.returncode == 2 and "invalid choice" in out.stderr
