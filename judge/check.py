@@ -11,12 +11,15 @@ its first five lines: it is judged where CUDA is available and listed as skipped
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from judge.case_reader import read_cases, read_workloads
+from judge import lint
+from judge.calibration import caught_by, speed_entries
+from judge.events import CheckedFile
 from judge.grader import Options, grade
 from judge.package import Problem
 from judge.report import Report
@@ -39,22 +42,33 @@ class Outcome:
     label: str  # "reference", "starter", "submissions/wrong_answer/x.py"
     expected: str  # a verdict, or "not accepted"
     report: Report
+    # Set when the file got its verdict but the check still doubts it (a reference that
+    # every accepted fixture disagrees with): the explanation.
+    doubt: str = ""
 
     @property
     def ok(self) -> bool:
+        if self.doubt:
+            return False
         got = self.report.verdict
         if self.expected == "not accepted":
             return got not in (Verdict.ACCEPTED, Verdict.INTERNAL_ERROR)
         return str(got) == self.expected
 
-    def to_json(self) -> dict[str, object]:
+    def checked(self) -> CheckedFile:
         """What a validation report keeps of it (web/README.md, validate jobs)."""
-        return {"label": self.label, "expected": self.expected,
-                "verdict": str(self.report.verdict), "ok": self.ok,
-                "detail": "" if self.ok else self.explain()}
+        caught, public = caught_by(self.report)
+        return CheckedFile(self.label, self.expected, self.report.verdict, self.ok,
+                           "" if self.ok else self.explain(), caught, public,
+                           speed_entries(self.report), self.report.time_ms)
+
+    def to_json(self) -> dict[str, object]:
+        return self.checked().to_json()
 
     def explain(self) -> str:
         r = self.report
+        if self.doubt:
+            return f"{self.label}: {self.doubt}"
         text = f"{self.label}: expected {self.expected}, got {r.verdict}"
         failing = [t for t in r.tests if t.verdict not in (Verdict.ACCEPTED, Verdict.SKIPPED)]
         # Problem authors see the admin-only details (a reference's traceback) too.
@@ -73,6 +87,9 @@ class CheckResult:
     errors: list[str] = field(default_factory=list)
     outcomes: list[Outcome] = field(default_factory=list)
     skipped: list[str] = field(default_factory=list)  # fixtures this machine cannot judge
+    warnings: list[str] = field(default_factory=list)  # lint's, and what the judging showed
+    seed: int | None = None  # the seed every file was judged with (None: each its own)
+    time_s: float = 0.0
 
     @property
     def ok(self) -> bool:
@@ -80,6 +97,15 @@ class CheckResult:
 
     def problems(self) -> list[str]:
         return self.errors + [o.explain() for o in self.outcomes if not o.ok]
+
+    def files(self) -> list[CheckedFile]:
+        return [o.checked() for o in self.outcomes]
+
+    def to_json(self) -> dict[str, object]:
+        """The validation result a worker sends (web/validation.py stores it)."""
+        return {"ok": self.ok, "errors": self.errors, "warnings": self.warnings,
+                "files": [o.to_json() for o in self.outcomes], "skipped": self.skipped,
+                "seed": self.seed, "time_s": round(self.time_s, 1)}
 
 
 def check_files(problem: Problem, *, cuda: bool = False) -> list[tuple[str, str, str | None]]:
@@ -97,53 +123,39 @@ def check_files(problem: Problem, *, cuda: bool = False) -> list[tuple[str, str,
 
 
 def suite_errors(problem: Problem, *, confined: bool) -> list[str]:
-    """What is wrong with the package's tests as a whole. A package whose code runs
-    ``confined`` (judge.trust) is read from its syntax tree here, never imported: its
-    import happens in the grader box of each file judged, which reports what fails there."""
-    if confined:
-        source = problem.read("tests.py")
+    """What is wrong with the package's tests as a whole, from tests.py's syntax tree
+    (judge.lint). A package whose code runs ``confined`` (judge.trust) is never imported
+    here: its import happens in the grader box of each file judged, which reports what
+    fails there; any other is imported too."""
+    errors = [str(f).removeprefix("error: ") for f in lint.errors(lint.lint_tests(problem))]
+    if not errors and not confined:
         try:
-            declared = read_cases(source)
-            workloads = set(read_workloads(source))
-        except SyntaxError as e:
-            return [f"tests.py does not load: SyntaxError: {e}"]
-        cases = [(c.name, c.public, c.is_example) for c in declared]
-    else:
-        try:
-            suite = problem.tests
+            problem.tests  # noqa: B018 (importing it is the check)
         except Exception as e:
             return [f"tests.py does not load: {type(e).__name__}: {e}"]
-        cases = [(c.name, c.public, c.is_example) for c in suite.cases]
-        workloads = set(suite.workloads)
-    if not cases:
-        return ["tests.py declares no @case"]
-    errors = []
-    first_hidden = next((i for i, (_, public, _) in enumerate(cases) if not public), None)
-    if first_hidden is not None:
-        late = [name for name, public, _ in cases[first_hidden:] if public]
-        if late:
-            errors.append(f"tests.py: public case {late[0]} comes after hidden case "
-                          f"{cases[first_hidden][0]}; put public cases first")
-    if not any(example for _, _, example in cases):
-        errors.append("tests.py has no public example_* case")
-    for tp in problem.meta.throughput:
-        if tp.workload not in workloads:
-            errors.append(f"throughput {tp.name!r}: tests.py has no @workload "
-                          f"{tp.workload!r}")
     return errors
 
 
 def check_problem(problem: Problem, launcher: Launcher, *, seed: int | None = None,
                   workers: int = 2, throughput: bool = True, cuda: bool = False,
-                  on_outcome: Callable[[Outcome], None] | None = None) -> CheckResult:
-    result = CheckResult(problem)
+                  on_outcome: Callable[[Outcome], None] | None = None,
+                  only: Callable[[str, str], bool] | None = None) -> CheckResult:
+    """Judge the package's files (those ``only(label, expected)`` keeps, when given),
+    ``workers`` at a time. The reference is judged first: when it is not accepted, nothing
+    else is (every other verdict would be the same internal error)."""
+    started = time.monotonic()
+    result = CheckResult(problem, seed=seed)
+    found = lint.lint_problem(problem)
+    result.warnings = [str(f).removeprefix("warning: ") for f in found if f.level == "warning"]
     result.errors = suite_errors(problem, confined=runs_confined(problem, launcher.isolation))
+    result.errors += [str(f).removeprefix("error: ") for f in lint.errors(found)
+                      if not f.where.startswith("tests.py")]
     if result.errors:
         return result
 
     jobs = check_files(problem, cuda=cuda)
     result.skipped = [label for label, _, code in jobs if code is None]
-    jobs = [job for job in jobs if job[2] is not None]
+    jobs = [job for job in jobs if job[2] is not None and (only is None or only(*job[:2]))]
     options = Options(seed=seed, throughput=throughput, cuda=cuda)
 
     def run(job: tuple[str, str, str | None]) -> Outcome:
@@ -154,6 +166,33 @@ def check_problem(problem: Problem, launcher: Launcher, *, seed: int | None = No
             on_outcome(outcome)
         return outcome
 
+    if jobs and jobs[0][0] == "reference":
+        first = run(jobs.pop(0))
+        result.outcomes.append(first)
+        if not first.ok:
+            result.errors.append("the reference is not accepted, so no other file was "
+                                 "judged (each would fail the same way)")
+            result.time_s = time.monotonic() - started
+            return result
     with ThreadPoolExecutor(max_workers=max(1, workers)) as pool:
-        result.outcomes = list(pool.map(run, jobs))
+        result.outcomes += list(pool.map(run, jobs))
+    review(result)
+    result.time_s = time.monotonic() - started
     return result
+
+
+def review(result: CheckResult) -> None:
+    """What the verdicts alone do not show: a reference that every accepted fixture
+    disagrees with, and wrong fixtures that no hidden case catches."""
+    accepted = [o for o in result.outcomes if o.expected == "accepted" and o.label != "reference"]
+    reference = next((o for o in result.outcomes if o.label == "reference"), None)
+    if reference is not None and reference.ok and accepted and not any(o.ok for o in accepted):
+        reference.doubt = (f"accepted only because every expected value comes from it: "
+                           f"all {len(accepted)} accepted fixtures fail, so the reference "
+                           f"(or the tests) may be wrong")
+    for o in result.outcomes:
+        if o.expected == "wrong_answer" and o.ok:
+            name, public = caught_by(o.report)
+            if public:
+                result.warnings.append(f"{o.label}: only public case {name} catches it; a "
+                                       f"hidden case should too")

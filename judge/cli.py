@@ -25,6 +25,7 @@ from judge.cli_base import (
     find_problem,
     load_problems,
 )
+from judge.cli_lint import add_lint_command
 from judge.cli_worker import add_worker_commands
 from judge.i18n import DEFAULT_LANG, LANGS
 from judge.package import PackageError
@@ -98,23 +99,35 @@ def cmd_check(args: argparse.Namespace) -> int:
             result = check_problem(problem, launcher, seed=args.seed, workers=args.jobs,
                                    throughput=not args.no_throughput,
                                    cuda=cuda_available(), on_outcome=progress)
-            skipped = (f", {len(result.skipped)} skipped: they need CUDA"
-                       if result.skipped else "")
-            if args.verbose:
-                for label in result.skipped:
-                    print(f"   - {label}: skipped (needs CUDA)", flush=True)
-            if result.ok:
-                print(paint(f"✓ {problem.slug}", "32") +
-                      f"  ({len(result.outcomes)} files judged{skipped})", flush=True)
-            else:
-                bad += 1
-                print(paint(f"✗ {problem.slug}", "31"), flush=True)
-                for line in result.problems():
-                    print(indent(line, 3))
+            print_check(problem, result, args.verbose)
+            bad += not result.ok
     finally:
         launcher.close()
     print(f"{len(problems) - bad} / {len(problems)} packages pass")
     return 1 if bad else 0
+
+
+def print_check(problem, result, verbose: bool) -> None:
+    """A package's check: its calibration table (judge/calibration.py), its warnings, and
+    what failed."""
+    from judge.calibration import table
+
+    skipped = f", {len(result.skipped)} skipped: they need CUDA" if result.skipped else ""
+    if verbose:
+        for label in result.skipped:
+            print(f"   - {label}: skipped (needs CUDA)", flush=True)
+    if result.outcomes:
+        print(indent(table(result.files()), 3))
+    for warning in result.warnings:
+        print(indent(paint("warning: ", "33") + warning, 3))
+    took = f", {result.time_s:.0f} s"
+    if result.ok:
+        print(paint(f"✓ {problem.slug}", "32") +
+              f"  ({len(result.outcomes)} files judged{skipped}{took})", flush=True)
+    else:
+        print(paint(f"✗ {problem.slug}", "31") + f"  ({took[2:]})", flush=True)
+        for line in result.problems():
+            print(indent(line, 3))
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -147,6 +160,7 @@ def build_parser() -> argparse.ArgumentParser:
     add_isolation_args(p)
     p.set_defaults(fn=cmd_check)
 
+    add_lint_command(sub)
     add_worker_commands(sub)
     if not add_plugin_commands(sub):
         parser.epilog = ("serve, admin and problems come with the web package: install this "

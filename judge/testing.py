@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import hashlib
 import random
+import re
 from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -73,6 +74,12 @@ class CaseSkipped(Exception):
 
 class ReferenceFailed(Exception):
     """The reference itself failed: the package is broken (internal_error)."""
+
+
+def as_reference(text: str) -> str:
+    """A reference's error as its author knows it: the reference's runner loads it as
+    ``submission.py`` (like every runner), which its traceback would otherwise name."""
+    return re.sub(r"\bsubmission\.py\b", "reference.py", text)
 
 
 # ---------------------------------------------------------------- declaring cases
@@ -213,7 +220,8 @@ class Proxy:
             return action(session)
         except SubmissionError as e:
             if self._role == "ref":
-                raise ReferenceFailed(f"the reference raised {e}\n{e.traceback}") from None
+                raise ReferenceFailed(as_reference(f"the reference raised {e}\n{e.traceback}")
+                                      ) from None
             raise
 
 
@@ -389,5 +397,5 @@ class Ctx:
         return None
 
 
-__all__ = ["CaseFailed", "CaseSkipped", "Ctx", "Event", "ReferenceFailed", "Suite", "case",
-           "workload"]
+__all__ = ["CaseFailed", "CaseSkipped", "Ctx", "Event", "ReferenceFailed", "Suite", "as_reference",
+           "case", "workload"]

@@ -14,8 +14,9 @@ from typing import Any
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 
+from judge import lint
 from judge.i18n import T
-from judge.package import PackageError
+from judge.package import PackageError, Problem
 from judge.problem_store import Store, Stored
 from judge.upload import PackageRefused
 from web.catalog import Catalog
@@ -54,6 +55,7 @@ def add_version(db: Session, store: Store, hub: Hub | None, user: User | None,
     try:
         stored = store.put(zip_data=zip_data, files=files, folder=folder)
         problem = stored.problem
+        refuse_on_lint(problem, stored.source_name)
         version, created = bank.add_version(db, problem, origin, user, now, note)
         if validate and (created or version.status == "invalid"):
             queue.queue_validation(db, version, problem, now)
@@ -77,6 +79,16 @@ def add_version(db: Session, store: Store, hub: Hub | None, user: User | None,
     if hub is not None:
         hub.notify("queue")
     return version, created
+
+
+def refuse_on_lint(problem: Problem, folder_name: str | None) -> None:
+    """Refuse a package with lint errors (judge/lint.py) before it is validated: a public
+    case after a hidden one, a folder not named after its slug, a statement missing."""
+    found = lint.errors(lint.lint_problem(problem, folder_name=folder_name))
+    if found:
+        text = lint.summary(found)
+        raise PackageRefused(T(f"没有通过 python -m judge lint 的检查：\n{text.zh}",
+                               f"it fails python -m judge lint:\n{text.en}"))
 
 
 def _discard_unused(db: Session, store: Store, content_hash: str) -> None:
