@@ -11,6 +11,7 @@ its first five lines: it is judged where CUDA is available and listed as skipped
 
 from __future__ import annotations
 
+import re
 import time
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
@@ -23,16 +24,15 @@ from judge.events import CheckedFile
 from judge.grader import Options, grade
 from judge.package import Problem
 from judge.report import Report
+from judge.shards import NEEDS_CUDA, check_files, needs_cuda
 from judge.trust import runs_confined
 from judge.verdict import Verdict
 from sandbox.launch import Launcher
 
-NEEDS_CUDA = "# judge-check: needs cuda"
-
-
-def needs_cuda(code: str) -> bool:
-    """Whether a fixture's expected verdict holds only on a CUDA machine."""
-    return any(line.strip() == NEEDS_CUDA for line in code.splitlines()[:5])
+# check_files, needs_cuda and NEEDS_CUDA live in judge.shards (the web imports them without
+# torch) and are part of this module's API too.
+__all__ = ["NEEDS_CUDA", "CheckResult", "Outcome", "check_files", "check_problem", "needs_cuda",
+           "review", "suite_errors"]
 
 
 @dataclass
@@ -71,14 +71,23 @@ class Outcome:
             return f"{self.label}: {self.doubt}"
         text = f"{self.label}: expected {self.expected}, got {r.verdict}"
         failing = [t for t in r.tests if t.verdict not in (Verdict.ACCEPTED, Verdict.SKIPPED)]
-        # Problem authors see the admin-only details (a reference's traceback) too.
-        if r.message.en:
+        # Problem authors see the admin-only details (a reference's traceback) too. Cases
+        # that failed alike are one line (a crashing file fails every case the same way).
+        if r.message.en and (r.detail.en or not failing):
             text += "\n    " + (r.detail.en or r.message.en).replace("\n", "\n    ")
-        for t in failing[:3]:
-            text += f"\n    {t.name} [{t.verdict}]: " + (t.detail.en or t.message.en).replace(
-                "\n", "\n      ")
+        groups: dict[tuple[str, str], list[str]] = {}
+        for t in failing:
+            groups.setdefault((str(t.verdict), t.detail.en or t.message.en), []).append(t.name)
+        for (verdict, message), names in list(groups.items())[:3]:
+            text += f"\n    {', '.join(names)} [{verdict}]: " + message.replace("\n", "\n      ")
         text += f"\n    (seed {r.seed})"
-        return text
+        # Every runner loads its file as submission.py: name the file the author wrote.
+        return re.sub(r"\bsubmission\.py\b", self.file_name, text)
+
+    @property
+    def file_name(self) -> str:
+        return {"reference": "reference.py", "starter": "starter.py"}.get(
+            self.label, Path(self.label).name)
 
 
 @dataclass
@@ -87,7 +96,9 @@ class CheckResult:
     errors: list[str] = field(default_factory=list)
     outcomes: list[Outcome] = field(default_factory=list)
     skipped: list[str] = field(default_factory=list)  # fixtures this machine cannot judge
-    warnings: list[str] = field(default_factory=list)  # lint's, and what the judging showed
+    # what the judging showed beyond the verdicts (a wrong fixture only public cases catch)
+    warnings: list[str] = field(default_factory=list)
+    findings: list[lint.Finding] = field(default_factory=list)  # its lint findings
     seed: int | None = None  # the seed every file was judged with (None: each its own)
     time_s: float = 0.0
 
@@ -106,20 +117,6 @@ class CheckResult:
         return {"ok": self.ok, "errors": self.errors, "warnings": self.warnings,
                 "files": [o.to_json() for o in self.outcomes], "skipped": self.skipped,
                 "seed": self.seed, "time_s": round(self.time_s, 1)}
-
-
-def check_files(problem: Problem, *, cuda: bool = False) -> list[tuple[str, str, str | None]]:
-    """(label, expected verdict, code) of every file a check judges, in order; the code
-    is None for a fixture this machine cannot judge (it needs CUDA)."""
-    files: list[tuple[str, str, str | None]] = [
-        ("reference", "accepted", problem.read("reference.py")),
-        ("starter", "not accepted", problem.starter),
-    ]
-    for verdict, path in problem.submissions():
-        label = str(Path("submissions") / verdict / path.name)
-        code = path.read_text(encoding="utf-8")
-        files.append((label, verdict, None if needs_cuda(code) and not cuda else code))
-    return files
 
 
 def suite_errors(problem: Problem, *, confined: bool) -> list[str]:
@@ -145,8 +142,7 @@ def check_problem(problem: Problem, launcher: Launcher, *, seed: int | None = No
     else is (every other verdict would be the same internal error)."""
     started = time.monotonic()
     result = CheckResult(problem, seed=seed)
-    found = lint.lint_problem(problem)
-    result.warnings = [str(f).removeprefix("warning: ") for f in found if f.level == "warning"]
+    found = result.findings = lint.lint_problem(problem)
     result.errors = suite_errors(problem, confined=runs_confined(problem, launcher.isolation))
     result.errors += [str(f).removeprefix("error: ") for f in lint.errors(found)
                       if not f.where.startswith("tests.py")]
@@ -196,3 +192,4 @@ def review(result: CheckResult) -> None:
             if public:
                 result.warnings.append(f"{o.label}: only public case {name} catches it; a "
                                        f"hidden case should too")
+

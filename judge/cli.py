@@ -27,7 +27,7 @@ from judge.cli_base import (
 )
 from judge.cli_lint import add_lint_command
 from judge.cli_worker import add_worker_commands
-from judge.i18n import DEFAULT_LANG, LANGS
+from judge.i18n import DEFAULT_LANG, LANGS, T
 from judge.package import PackageError
 from judge.render import indent, paint, render
 from judge.verdict import Verdict
@@ -71,6 +71,12 @@ def cmd_grade(args: argparse.Namespace) -> int:
         print(paint(f"{problem.number}. {title}  ← {path}  (seed {report.seed}, "
                     f"isolation {report.isolation})", "1"))
         print(render(report, args.lang))
+    if args.case and problem.meta.throughput and not args.no_throughput:
+        # The speed checks run after every case has passed, never with --case.
+        names = ", ".join(tp.name for tp in problem.meta.throughput)
+        print(T(f"注意：只运行了选定的用例，速度检查（{names}）没有运行",
+                f"note: only the chosen cases ran; the speed checks ({names}) were skipped"
+                )(args.lang), file=sys.stderr)
     if report.verdict is Verdict.INTERNAL_ERROR:
         return 2
     return 0 if report.verdict is Verdict.ACCEPTED else 1
@@ -118,8 +124,9 @@ def print_check(problem, result, verbose: bool) -> None:
             print(f"   - {label}: skipped (needs CUDA)", flush=True)
     if result.outcomes:
         print(indent(table(result.files()), 3))
-    for warning in result.warnings:
-        print(indent(paint("warning: ", "33") + warning, 3))
+    for warning in [str(f) for f in result.findings if f.level == "warning"] + [
+            f"warning: {w}" for w in result.warnings]:
+        print(indent(paint("warning", "33") + warning.removeprefix("warning"), 3))
     took = f", {result.time_s:.0f} s"
     if result.ok:
         print(paint(f"✓ {problem.slug}", "32") +

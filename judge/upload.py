@@ -99,14 +99,7 @@ def unpack_zip(data: bytes, dest: Path, limits: UploadLimits = LIMITS) -> Proble
         raise PackageRefused(T(f"压缩包里有 {len(entries)} 个文件，上限是 {limits.files}",
                                f"the archive holds {len(entries)} files; the limit is "
                                f"{limits.files}"))
-    strip = 1 if _single_folder([parts for parts, _ in entries]) else 0
-    tops = sorted({parts[0] for parts, _ in entries if len(parts) > 1})
-    if not strip and ("problem.toml",) not in {parts for parts, _ in entries} and len(tops) > 1:
-        names = ", ".join(tops[:5])
-        raise PackageRefused(T(f"压缩包顶层有 {len(tops)} 个文件夹（{names}）：一个压缩包只能放一个"
-                               f"题目包，要么是一个文件夹，要么文件直接放在顶层",
-                               f"the archive has {len(tops)} top-level folders ({names}): "
-                               f"zip one package, as one folder or with its files at the top"))
+    strip = _root_depth([parts for parts, _ in entries])
     seen: set[tuple[str, ...]] = set()
     total = 0
     dest.mkdir(parents=True, exist_ok=True)
@@ -129,6 +122,21 @@ def unpack_zip(data: bytes, dest: Path, limits: UploadLimits = LIMITS) -> Proble
                                    f"bytes"))
         _write_new(dest.joinpath(*rel), content)
     return load_problem(dest, named_by_slug=False)
+
+
+def _root_depth(paths: list[tuple[str, ...]]) -> int:
+    """1 when the package is the archive's one top folder, 0 when its files are at the
+    top; PackageRefused for an archive of several top folders and no problem.toml."""
+    if _single_folder(paths):
+        return 1
+    tops = sorted({p[0] for p in paths if len(p) > 1})
+    if ("problem.toml",) not in set(paths) and len(tops) > 1:
+        names = ", ".join(tops[:5])
+        raise PackageRefused(T(f"压缩包顶层有 {len(tops)} 个文件夹（{names}）：一个压缩包只能放一个"
+                               f"题目包，要么是一个文件夹，要么文件直接放在顶层",
+                               f"the archive has {len(tops)} top-level folders ({names}): "
+                               f"zip one package, as one folder or with its files at the top"))
+    return 0
 
 
 def _single_folder(paths: list[tuple[str, ...]]) -> bool:

@@ -14,7 +14,8 @@ from typing import Any
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 
-from judge import lint
+from judge import calibration, lint
+from judge.events import CheckedFile
 from judge.i18n import T
 from judge.package import PackageError, Problem
 from judge.problem_store import Store, Stored
@@ -89,6 +90,26 @@ def refuse_on_lint(problem: Problem, folder_name: str | None) -> None:
         text = lint.summary(found)
         raise PackageRefused(T(f"没有通过 python -m judge lint 的检查：\n{text.zh}",
                                f"it fails python -m judge lint:\n{text.en}"))
+
+
+def review(store: Store, version: ProblemVersion) -> dict[str, Any]:
+    """What the version page shows beside the validation: the package's lint findings
+    (read now: lint is quick and reads only files) and the calibration of its speed
+    checks (judge/calibration.py) from the files the validation judged."""
+    try:
+        findings = lint.lint_problem(store.load(version.content_hash))
+    except PackageError:
+        findings = []
+    files = []
+    for entry in (version.report or {}).get("files", []):
+        try:
+            checked = CheckedFile.from_json(entry)
+        except (ValueError, TypeError):
+            continue
+        if checked.verdict is not None:
+            files.append(checked)
+    return {"findings": findings, "bars": calibration.bars(files),
+            "speed_text": calibration.speed_text}
 
 
 def _discard_unused(db: Session, store: Store, content_hash: str) -> None:

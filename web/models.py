@@ -127,6 +127,10 @@ class Job(Base):
     needs_gpu: Mapped[bool] = mapped_column(Boolean, default=False)
     prefers_gpu: Mapped[bool] = mapped_column(Boolean, default=False)
     attempts: Mapped[int] = mapped_column(Integer, default=0)
+    # validate jobs: this job judges the files whose index is shard modulo shards (a
+    # version's validation is split across the workers idle when it was queued)
+    shard: Mapped[int] = mapped_column(Integer, default=0, server_default="0")
+    shards: Mapped[int] = mapped_column(Integer, default=1, server_default="1")
     worker_id: Mapped[int | None] = mapped_column(ForeignKey("workers.id", ondelete="SET NULL"))
     lease_token: Mapped[str | None] = mapped_column(String(64))
     lease_expires_at: Mapped[datetime | None]

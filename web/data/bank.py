@@ -14,8 +14,10 @@ from judge.events import Event, FileChecked, FilesPlanned
 from judge.i18n import T
 from judge.package import PackageError, Problem
 from judge.problem_store import Store
+from judge.shards import merge_parts
 from judge.upload import PackageRefused
 from web.models import (
+    Job,
     ProblemRecord,
     ProblemVersion,
     User,
@@ -137,14 +139,20 @@ def published(db: Session, store: Store) -> list[Problem]:
     return sorted(problems, key=lambda p: p.number)
 
 
-def validation_progress(db: Session, version_id: int, event: Event) -> None:
-    """Fold one progress event of a validate job into the version's report."""
+def validation_progress(db: Session, version_id: int, event: Event, *,
+                        merge: bool = False) -> None:
+    """Fold one progress event of a validate job into the version's report (``merge``: the
+    job is one shard of several, whose planned files add to the others')."""
     version = db.get(ProblemVersion, version_id)
     if version is None:
         return
     report = dict(version.report or {"ok": None, "errors": [], "files": []})
     if isinstance(event, FilesPlanned):
-        report = {"ok": None, "errors": [], "files": [f.to_json() for f in event.files]}
+        planned = [f.to_json() for f in event.files]
+        if merge:
+            known = {f["label"] for f in report.get("files", [])}
+            planned = report.get("files", []) + [f for f in planned if f["label"] not in known]
+        report = {**report, "ok": None, "files": planned}
         version.status = "validating"
     elif isinstance(event, FileChecked):
         files = list(report.get("files", []))
@@ -166,3 +174,30 @@ def validation_finished(db: Session, version_id: int, result: dict[str, Any],
         version.status = "valid" if result.get("ok") else "invalid"
         version.report = result
         version.validated_at = now
+
+
+def shard_finished(db: Session, job: Job, result: dict[str, Any], now: datetime) -> None:
+    """A validate job's result. A one-shard validation is the version's result; a shard of
+    several is kept in the report's ``parts`` until the last one lands, and the version's
+    result is then their merge (judge/shards.py), with the time from the first claim."""
+    if job.shards <= 1:
+        validation_finished(db, job.version_id or 0, result, now)
+        return
+    version = db.get(ProblemVersion, job.version_id)
+    if version is None:
+        return
+    report = dict(version.report or {"files": []})
+    parts = {**report.get("parts", {}), str(job.shard): result}
+    live = {f["label"]: f for f in report.get("files", [])}
+    live.update({f["label"]: f for f in result.get("files", [])})
+    version.report = {**report, "parts": parts, "files": list(live.values())}
+    siblings = select(Job).where(Job.kind == "validate", Job.version_id == job.version_id,
+                                 Job.created_at == job.created_at)
+    round_jobs = list(db.scalars(siblings.execution_options(populate_existing=True)))
+    if len(parts) < job.shards or any(j.status != "done" for j in round_jobs):
+        return
+    merged = merge_parts([parts[str(i)] for i in range(job.shards)])
+    started = min((j.claimed_at for j in round_jobs if j.claimed_at), default=now)
+    merged["time_s"] = round((now - started).total_seconds(), 1)
+    merged["shards"] = job.shards
+    validation_finished(db, version.id, merged, now)

@@ -23,7 +23,7 @@ from web.forms import Utf8FormRoute
 from web.language import page_lang
 from web.models import ProblemVersion
 from web.routes.admin_api import problem_or_404, read_upload, version_or_404
-from web.templating import render
+from web.templating import render, verdict_labels
 
 router = APIRouter(prefix="/admin", tags=["admin pages"], include_in_schema=False,
                    route_class=Utf8FormRoute)
@@ -120,7 +120,14 @@ def version(vid: int, request: Request, user: AdminPageUser, db: SessionDep) -> 
         preview = None
     return render(request, "admin_version.html", user, lang, version=version,
                   record=version.problem, preview=preview,
-                  published=version.problem.published_version_id == version.id)
+                  published=version.problem.published_version_id == version.id,
+                  labels={**verdict_labels(lang), **EXPECTED_LABELS(lang)},
+                  **bank_admin.review(request.app.state.store, version))
+
+
+# What a check expects of the starter, in the page's language like the verdicts.
+def EXPECTED_LABELS(lang: str) -> dict[str, str]:  # noqa: N802 (a table, read like one)
+    return {"not accepted": T("不能通过", "not accepted")(lang)}
 
 
 @router.post("/versions/{vid}/publish", dependencies=[CsrfChecked])

@@ -1,0 +1,179 @@
+"""What an author meets on the admin pages: uploads refused on lint errors with the
+reasons (issue 15), the calibration table and lint findings on the version page, labels
+in the page's language, confirmations, and a 413 page that looks like the site."""
+
+from __future__ import annotations
+
+import html
+import io
+import re
+import zipfile
+
+import pytest
+
+from judge.cli import main
+from tests.conftest import TESTS, write_problem
+from tests.web.support import csrf, package_zip, rows, upload
+from tests.web.test_admin import finish_validation, version_id, visible
+from web.main import UPLOAD_BODY_LIMIT
+
+LATE_PUBLIC = TESTS + '\n@case(public=True, zh="晚", en="late")\ndef example_late(t):\n    pass\n'
+
+
+def refusal(response) -> str:
+    assert response.status_code == 400, response.text
+    return html.unescape(visible(response.text))
+
+
+def test_a_public_case_after_a_hidden_one_is_refused_at_upload(client, admin, tmp_path):
+    r = upload(client, package_zip(write_problem(tmp_path / "p", tests=LATE_PUBLIC)))
+    text = refusal(r)
+    assert "python -m judge lint" in text
+    assert "公开用例 example_late 在隐藏用例 random_values 之后" in text
+    assert rows(client.app, "select count(*) from problem_versions "
+                            "join problems on problems.id = problem_id "
+                            "where slug = 'double-it'")[0][0] == 0  # nothing stored
+    api = client.post("/api/admin/problems?lang=en", headers=admin, files={
+        "file": ("p.zip", package_zip(write_problem(tmp_path / "q", tests=LATE_PUBLIC)),
+                 "application/zip")})
+    assert api.status_code == 400
+    assert ("tests.py:22: public case example_late comes after hidden case random_values; "
+            "put public cases first") in api.json()["detail"]
+
+
+def test_a_zip_with_two_top_folders_says_so(client, admin, tmp_path):
+    buffer = io.BytesIO()
+    with zipfile.ZipFile(buffer, "w") as archive:
+        for top in ("double-it", "other"):
+            for path in sorted(write_problem(tmp_path / top).rglob("*")):
+                if path.is_file():
+                    archive.writestr(f"{top}/{path.name}", path.read_bytes())
+    text = refusal(upload(client, buffer.getvalue()))
+    assert "压缩包顶层有 2 个文件夹（double-it, other）" in text
+    assert "missing problem.toml" not in text
+
+
+def test_a_folder_not_named_after_the_slug_is_refused_like_check(client, admin, tmp_path,
+                                                                settings, capsys):
+    folder = write_problem(tmp_path / "p")
+    text = refusal(upload(client, package_zip(folder, top="my-problem")))
+    assert "文件夹名 'my-problem' 必须与 slug 'double-it' 相同" in text
+    assert version_id(upload(client, package_zip(folder, top="double-it"))) > 0
+    renamed = folder.rename(tmp_path / "p" / "renamed")
+    assert main(["problems", "add", str(renamed), "--data-dir", str(settings.data_dir)]) == 2
+    assert "the folder 'renamed' must be named after the slug 'double-it'" in capsys.readouterr().err
+
+
+def test_the_version_page_shows_the_calibration_and_lint_in_the_page_language(
+        client, admin, tmp_path):
+    vid = version_id(upload(client, package_zip(write_problem(tmp_path / "p"))))
+    speed = [{"name": "big", "verdict": "accepted", "ratio": 0.8, "interval": [0.7, 0.9],
+              "min_ratio": 0.3}]
+    finish_validation(client, vid, [
+        {"label": "reference", "expected": "accepted", "verdict": "accepted", "ok": True,
+         "detail": "", "speed": speed},
+        {"label": "starter", "expected": "not accepted", "verdict": "runtime_error",
+         "ok": True, "detail": "", "caught_by": "example_small", "caught_public": True},
+        {"label": "submissions/wrong_answer/a.py", "expected": "wrong_answer",
+         "verdict": "wrong_answer", "ok": True, "detail": "", "caught_by": "example_small",
+         "caught_public": True},
+        {"label": "submissions/too_slow/b.py", "expected": "too_slow", "verdict": "too_slow",
+         "ok": True, "detail": "", "speed": [{**speed[0], "ratio": 0.05,
+                                              "interval": [0.04, 0.06]}]}])
+    page = client.get(f"/admin/versions/{vid}").text
+    table = visible(page[page.index('id="files"'):page.index("</table>", page.index('id="files"'))])
+    assert "不能通过" in table and "not accepted" not in table
+    assert "example_small （只有公开用例）" in table and "big 0.8x [0.70, 0.90]" in table
+    bars = visible(page[page.index('id="bars"'):])
+    assert "建议 min_ratio 0.221" in bars  # sqrt(0.07 * 0.7): between the two
+    lint = visible(page[page.index('id="lint"'):])
+    assert "警告 · submissions/accepted 有 0 个正确解答" in lint
+    client.post("/lang", data={"lang": "en", "csrf_token": csrf(client, "/admin/problems")})
+    page = visible(client.get(f"/admin/versions/{vid}").text)
+    assert "not accepted" in page and "suggested min_ratio 0.221" in page
+    assert "warning · submissions/accepted 0 correct solution(s)" in page
+
+
+def test_publish_and_rejudge_all_ask_first(client, admin, tmp_path):
+    vid = version_id(upload(client, package_zip(write_problem(tmp_path / "p"))))
+    from web.data import bank
+
+    with client.app.state.sessionmaker() as db:
+        bank.validation_finished(db, vid, {"ok": True, "errors": [], "files": []},
+                                 client.app.state.clock())
+        db.commit()
+    page = client.get(f"/admin/versions/{vid}").text
+    form = re.search(r'<form[^>]*/publish"[^>]*>', page).group(0)
+    assert 'data-confirm="发布后学员立刻看到这个版本' in form
+    page = client.get("/admin/problems/double-it").text
+    form = re.search(r'<form[^>]*id="rejudge-form"[^>]*>', page).group(0)
+    assert 'data-confirm-all="重测这道题的全部提交？' in form
+    assert '<script src="/static/admin.js"' in page
+    script = client.get("/static/admin.js").text
+    assert "window.confirm(question)" in script and "event.preventDefault()" in script
+
+
+def test_a_zip_too_large_gets_a_page_of_the_site_in_the_admins_language(client, admin):
+    client.post("/lang", data={"lang": "zh", "csrf_token": csrf(client, "/admin/problems")})
+    token = csrf(client, "/admin/problems")
+    big = b"0" * (UPLOAD_BODY_LIMIT + 1024)
+    r = client.post("/admin/problems/upload", data={"csrf_token": token},
+                    files={"file": ("big.zip", big, "application/zip")})
+    assert r.status_code == 413
+    text = visible(r.text)
+    assert "文件太大：题目包的 zip 最多 20 MiB" in text
+    assert "root" in text and "退出" in text  # the nav of a logged-in admin
+
+
+@pytest.mark.parametrize("seed, stored", [(None, None), (7, 7)])
+def test_a_validation_without_a_seed_does_not_claim_seed_0(seed, stored):
+    from web.validation import validation_result
+
+    got = validation_result({"ok": True, "files": [], "seed": seed, "time_s": 12.5})
+    assert got["seed"] == stored and got["time_s"] == 12.5
+
+
+@pytest.mark.slow
+def test_a_validation_is_split_across_the_idle_workers_and_merged(
+        client, admin, worker, plain, settings, problems_root, tmp_path):
+    from tests.web.test_admin import run_worker
+
+    folder = write_problem(tmp_path / "p")
+    for name, body in (("accepted/a.py", "return x + x"), ("accepted/b.py", "return 2 * x"),
+                       ("wrong_answer/c.py", "return x")):
+        path = folder / "submissions" / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(f"# {name}\ndef double(x):\n    {body}\n")
+    for name in ("one", "two"):
+        worker.register(name, False, {})  # both idle: heard from now, no job
+    vid = version_id(upload(client, package_zip(folder)))
+    jobs = rows(client.app, f"select shard, shards from jobs where version_id = {vid} "
+                            f"order by shard")
+    assert jobs == [(0, 2), (1, 2)]
+    assert run_worker(worker, plain, settings, problems_root) == 2  # one worker, both shards
+    data = client.get(f"/api/admin/versions/{vid}").json()
+    assert data["status"] == "valid", data
+    report = data["report"]
+    assert [(f["label"], f["verdict"]) for f in report["files"]] == [
+        ("reference", "accepted"), ("starter", "runtime_error"),
+        ("submissions/accepted/a.py", "accepted"), ("submissions/accepted/b.py", "accepted"),
+        ("submissions/wrong_answer/c.py", "wrong_answer")]
+    assert report["shards"] == 2 and report["time_s"] is not None and "parts" not in report
+    page = visible(client.get(f"/admin/versions/{vid}").text)
+    assert "验证用时" in page
+
+
+def test_shards_merge_like_one_check():
+    from judge.shards import merge_parts
+
+    ref = {"label": "reference", "expected": "accepted", "verdict": "accepted", "ok": True}
+    bad = {"label": "submissions/accepted/a.py", "expected": "accepted",
+           "verdict": "wrong_answer", "ok": False, "detail": "a.py: expected accepted"}
+    merged = merge_parts([{"files": [ref], "errors": [], "warnings": ["w"]},
+                          {"files": [bad], "errors": [], "warnings": ["w"]}])
+    assert merged["ok"] is False and merged["warnings"] == ["w"]
+    assert merged["files"][0]["ok"] is False and "may be wrong" in merged["files"][0]["detail"]
+    crashed = {**ref, "verdict": "runtime_error", "ok": False}
+    merged = merge_parts([{"files": [crashed]}, {"files": [{**bad, "ok": True}]}])
+    assert [f["label"] for f in merged["files"]] == ["reference"]
+    assert merged["errors"][0].startswith("the reference is not accepted")

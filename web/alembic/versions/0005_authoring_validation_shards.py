@@ -1,0 +1,32 @@
+"""jobs.shard, jobs.shards: one version's validation split across idle workers.
+
+A version's validation is queued as ``shards`` validate jobs (as many as workers were idle,
+at most one per file to judge); job ``shard`` judges the files whose index in the check's
+order is ``shard`` modulo ``shards``, and the version's report merges them
+(web/data/bank.py). Existing rows are one-shard validations (and judge jobs, which ignore
+the columns).
+
+Revision ID: 0005_authoring
+Revises: 0004
+Create Date: 2026-12-01
+"""
+
+import sqlalchemy as sa
+from alembic import op
+
+revision = "0005_authoring"
+down_revision = "0004"
+branch_labels = None
+depends_on = None
+
+
+def upgrade() -> None:
+    with op.batch_alter_table("jobs") as batch:
+        batch.add_column(sa.Column("shard", sa.Integer(), nullable=False, server_default="0"))
+        batch.add_column(sa.Column("shards", sa.Integer(), nullable=False, server_default="1"))
+
+
+def downgrade() -> None:
+    with op.batch_alter_table("jobs") as batch:
+        batch.drop_column("shards")
+        batch.drop_column("shard")
