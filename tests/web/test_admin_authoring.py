@@ -177,3 +177,26 @@ def test_shards_merge_like_one_check():
     merged = merge_parts([{"files": [crashed]}, {"files": [{**bad, "ok": True}]}])
     assert [f["label"] for f in merged["files"]] == ["reference"]
     assert merged["errors"][0].startswith("the reference is not accepted")
+
+
+def test_english_pages_use_an_ascii_colon(tmp_path):
+    from fastapi.testclient import TestClient
+
+    from tests.web.support import write_bank
+    from web.main import create_app
+    from web.settings import Settings
+
+    root = write_bank(tmp_path / "problems")
+    with (root / "add-one" / "problem.toml").open("a") as f:
+        f.write('\n[[throughput]]\nname = "big"\nworkload = "big"\n'
+                'title = { zh = "大数组", en = "a big array" }\n')
+    app = create_app(Settings(data_dir=tmp_path / "data", problems_dir=root,
+                              worker_token="w", secret_key="s"))
+    with TestClient(app) as client:
+        client.cookies.set("lang", "en")
+        english = visible(client.get("/problems/add-one").text)
+        client.cookies.set("lang", "zh")
+        chinese = visible(client.get("/problems/add-one").text)
+    app.state.engine.dispose()
+    assert "Speed check: a big array" in english and "：" not in english.split("Speed check")[1][:5]
+    assert "速度检查：大数组" in chinese

@@ -101,8 +101,7 @@ def _check(args: argparse.Namespace, slug: str, content_hash: str | None) -> int
                                on_outcome=progress)
     finally:
         launcher.close()
-    report = {"ok": result.ok, "errors": result.errors,
-              "files": [o.to_json() for o in result.outcomes], "skipped": result.skipped}
+    report = result.to_json()  # what a worker sends: the calibration, warnings, time
     with data.sessions() as session:
         bank_admin.record_validation(session, None, _version(session, slug, full_hash), report,
                                 db.utcnow())
