@@ -23,14 +23,14 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from fastapi.testclient import TestClient  # noqa: E402
+from fastapi.testclient import TestClient
 
-from judge.isolation import make_launcher  # noqa: E402
-from judge.worker import Problems, Worker, WorkerClient  # noqa: E402
-from web import bank_admin  # noqa: E402
-from web.main import create_app  # noqa: E402
-from web.models import ProblemVersion  # noqa: E402
-from web.settings import Settings  # noqa: E402
+from judge.isolation import make_launcher
+from judge.worker import Problems, Worker, WorkerClient
+from web import bank_admin
+from web.main import create_app
+from web.models import ProblemVersion
+from web.settings import Settings
 
 ROOT = Path(__file__).resolve().parent.parent
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 from judge.package import Problem
 
@@ -36,14 +37,19 @@ def check_files(problem: Problem, *, cuda: bool = False) -> list[tuple[str, str,
 
 
 def in_shard(problem: Problem, shard: int, shards: int) -> Callable[[str, str], bool]:
-    """``check_problem``'s ``only`` for one shard of a validation split across workers:
-    the files whose index in the check's order (CUDA-only fixtures included, so that every
-    worker counts alike) is ``shard`` modulo ``shards``. Shard 0 has the reference."""
-    index = {label: i for i, (label, _, _) in enumerate(check_files(problem, cuda=True))}
+    """``check_problem``'s ``only`` for one shard of a validation split across workers.
+    The files whose speed is measured (the reference, accepted and too_slow fixtures, when
+    the package has speed checks) cost the most: they are dealt out first, round-robin in
+    the check's order, then the others, so every shard gets its share of both. CUDA-only
+    fixtures are counted too, so that every worker deals alike; shard 0 has the reference."""
+    files = [(label, expected) for label, expected, _ in check_files(problem, cuda=True)]
+    timed = {"accepted", "too_slow"} if problem.meta.throughput else set()
+    dealt = ([f for f in files if f[1] in timed] + [f for f in files if f[1] not in timed])
+    index = {label: i for i, (label, _) in enumerate(dealt)}
     return lambda label, expected: index.get(label, 0) % shards == shard
 
 
-def merge_parts(parts: list[dict]) -> dict:
+def merge_parts(parts: list[dict[str, Any]]) -> dict[str, Any]:
     """One validation result from its shards' (CheckResult.to_json() each): the files in
     the check's order, every error and warning once, and the reviews that need them all
     (a reference every accepted fixture fails; a reference that failed, after which the
@@ -52,7 +58,7 @@ def merge_parts(parts: list[dict]) -> dict:
     order = {"reference": 0, "starter": 1}
     files.sort(key=lambda f: (order.get(f["label"], 2), f["label"]))
     errors = _once(e for part in parts for e in part.get("errors", []))
-    result = {"errors": errors, "files": files,
+    result: dict[str, Any] = {"errors": errors, "files": files,
               "warnings": _once(w for part in parts for w in part.get("warnings", [])),
               "skipped": _once(s for part in parts for s in part.get("skipped", [])),
               "seed": parts[0].get("seed") if parts else None}
@@ -67,7 +73,8 @@ def merge_parts(parts: list[dict]) -> dict:
         reference.update(ok=False, detail=f"reference: accepted only because every expected "
                          f"value comes from it: all {len(accepted)} accepted fixtures fail, "
                          f"so the reference (or the tests) may be wrong")
-    result["ok"] = not errors and all(f["ok"] for f in result["files"])
+    kept = [reference] if reference is not None and not reference["ok"] else files
+    result["ok"] = not errors and all(f["ok"] for f in kept)
     return result
 
 

@@ -22,8 +22,8 @@ from judge.problem_store import Store
 from judge.upload import LIMITS
 from web import bundled, db, error_handlers
 from web.catalog import Catalog
-from web.deps import session_user
 from web.data import bank, queue
+from web.deps import session_user
 from web.hub import Hub
 from web.pg_relay import PgRelay
 from web.practice_pack import PackBuilder

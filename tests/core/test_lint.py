@@ -101,7 +101,8 @@ def test_missing_keys_and_statements_are_errors(tmp_path):
 
 
 def test_a_line_break_inside_a_chinese_sentence_is_found_and_fixed(tmp_path):
-    text = ("# 标题\n\n第一句话，\n接着说。`code`\n说完。\n\n```python\nx = 1  # 注释，\n# 接着\n```\n"
+    text = ("# 标题\n\n第一句话，\n接着说。`code`\n说完。\n\n"
+            "```python\nx = 1  # 注释，\n# 接着\n```\n"
             "- 列表项，\n  续行。\n")
     assert lint.cjk_breaks(text) == [3, 11]  # not after `code`, a heading, or in code
     fixed = lint.join_cjk_breaks(text)

@@ -31,7 +31,7 @@ def test_expect_close_is_strict_in_float64_and_checks_dtype_and_shape():
     with pytest.raises(CaseFailed, match="allowed rtol=1e-07, atol=1e-07"):
         t.expect_close(exp64 + 1e-5, exp64, "y")
     t.expect_close(exp64 + 1e-5, exp64, "y", rtol=1e-4)  # an explicit tolerance wins
-    with pytest.raises(CaseFailed, match="expected dtype torch.float64, got torch.float32"):
+    with pytest.raises(CaseFailed, match=r"expected dtype torch\.float64, got torch\.float32"):
         t.expect_close(exp64.float(), exp64, "y")
     with pytest.raises(CaseFailed, match=r"expected shape \[2\], got \[1, 2\]"):
         t.expect_close(exp64[None], exp64, "y")

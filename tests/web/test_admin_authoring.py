@@ -8,6 +8,7 @@ import html
 import io
 import re
 import zipfile
+from pathlib import Path
 
 import pytest
 
@@ -16,6 +17,8 @@ from tests.conftest import TESTS, write_problem
 from tests.web.support import csrf, package_zip, rows, upload
 from tests.web.test_admin import finish_validation, version_id, visible
 from web.main import UPLOAD_BODY_LIMIT
+
+BUNDLED_TEMPLATE = Path(__file__).resolve().parents[2] / "problems" / "_template"
 
 LATE_PUBLIC = TESTS + '\n@case(public=True, zh="晚", en="late")\ndef example_late(t):\n    pass\n'
 
@@ -61,7 +64,8 @@ def test_a_folder_not_named_after_the_slug_is_refused_like_check(client, admin, 
     assert version_id(upload(client, package_zip(folder, top="double-it"))) > 0
     renamed = folder.rename(tmp_path / "p" / "renamed")
     assert main(["problems", "add", str(renamed), "--data-dir", str(settings.data_dir)]) == 2
-    assert "the folder 'renamed' must be named after the slug 'double-it'" in capsys.readouterr().err
+    err = capsys.readouterr().err
+    assert "the folder 'renamed' must be named after the slug 'double-it'" in err
 
 
 def test_the_version_page_shows_the_calibration_and_lint_in_the_page_language(
@@ -200,3 +204,33 @@ def test_english_pages_use_an_ascii_colon(tmp_path):
     app.state.engine.dispose()
     assert "Speed check: a big array" in english and "：" not in english.split("Speed check")[1][:5]
     assert "速度检查：大数组" in chinese
+
+
+def test_an_edit_that_puts_a_public_case_last_is_refused(client, admin):
+    from tests.web.test_admin import _tests
+
+    base = rows(client.app, "select published_version_id from problems")[0][0]
+    tests = _tests(client, base) + ('\n\n@case(public=True, zh="晚", en="late")\n'
+                                    'def example_late(t):\n    pass\n')
+    fields = {"csrf_token": csrf(client, f"/admin/versions/{base}/edit"),
+              "statement_zh": "# 加一\n\n新的题面", "statement_en": "# Add one\n\nNew text",
+              "tests": tests, "case_wall_s": "5", "cpu_s": "20", "memory_mb": "1024",
+              "output_kb": "16"}
+    text = refusal(client.post(f"/admin/versions/{base}/edit", data=fields))
+    assert "公开用例 example_late 在隐藏用例" in text and "之后" in text
+    assert rows(client.app, "select count(*) from problem_versions")[0][0] == 1
+
+
+def test_shards_share_the_files_whose_speed_is_measured(tmp_path):
+    from judge.package import load_problem
+    from judge.shards import check_files, in_shard
+
+    problem = load_problem(BUNDLED_TEMPLATE, named_by_slug=False)
+    files = check_files(problem, cuda=True)
+    shards = [[label for label, expected, _ in files if in_shard(problem, k, 2)(label, expected)]
+              for k in range(2)]
+    assert sorted(shards[0] + shards[1]) == sorted(label for label, _, _ in files)
+    assert shards[0][0] == "reference"
+    timed = [[f for f in s if f == "reference" or "/accepted/" in f or "/too_slow/" in f]
+             for s in shards]
+    assert sorted(map(len, timed)) == [2, 2]  # 4 timed files: two each

@@ -17,9 +17,9 @@ from typing import Any
 from sqlalchemy import and_, delete, func, or_, select, update
 from sqlalchemy.orm import Session
 
-from judge.shards import check_files
 from judge.events import Event
 from judge.package import Problem
+from judge.shards import check_files
 from web.data import bank, workers
 from web.db import rows_changed
 from web.models import (

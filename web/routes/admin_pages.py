@@ -121,12 +121,12 @@ def version(vid: int, request: Request, user: AdminPageUser, db: SessionDep) -> 
     return render(request, "admin_version.html", user, lang, version=version,
                   record=version.problem, preview=preview,
                   published=version.problem.published_version_id == version.id,
-                  labels={**verdict_labels(lang), **EXPECTED_LABELS(lang)},
+                  labels={**verdict_labels(lang), **expected_labels(lang)},
                   **bank_admin.review(request.app.state.store, version))
 
 
 # What a check expects of the starter, in the page's language like the verdicts.
-def EXPECTED_LABELS(lang: str) -> dict[str, str]:  # noqa: N802 (a table, read like one)
+def expected_labels(lang: str) -> dict[str, str]:
     return {"not accepted": T("不能通过", "not accepted")(lang)}
 
 
