@@ -234,3 +234,14 @@ def test_shards_share_the_files_whose_speed_is_measured(tmp_path):
     timed = [[f for f in s if f == "reference" or "/accepted/" in f or "/too_slow/" in f]
              for s in shards]
     assert sorted(map(len, timed)) == [2, 2]  # 4 timed files: two each
+
+
+def test_an_identical_upload_says_it_stored_nothing_new(client, admin, tmp_path):
+    data = package_zip(write_problem(tmp_path / "p"))
+    first = upload(client, data)
+    assert first.headers["location"].endswith(f"/admin/versions/{version_id(first)}")
+    again = upload(client, data)
+    assert again.status_code == 303 and again.headers["location"].endswith("?notice=unchanged")
+    page = client.get(again.headers["location"]).text
+    assert 'id="unchanged"' in page and "没有保存新版本" in page
+    assert 'id="unchanged"' not in client.get(first.headers["location"]).text

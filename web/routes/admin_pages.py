@@ -68,13 +68,15 @@ async def upload(request: Request, user: AdminPageUser, db: SessionDep, hub: Hub
     try:
         data = await read_upload(file)
         # unpacking and hashing take a moment: off the event loop
-        version, _ = await run_in_threadpool(
+        version, created = await run_in_threadpool(
             bank_admin.add_version, db, request.app.state.store, hub, user, now, origin="upload",
             note=file.filename or "upload.zip", zip_data=data)
     except DomainError as e:  # back to the form with the reason, nothing stored
         return problems_page(request, user, db, error=e.message(page_lang(request, user)),
                              status=status_of(e))
-    return RedirectResponse(f"/admin/versions/{version.id}", status_code=303)
+    # An identical upload is the version that exists: say so rather than look like a new one.
+    suffix = "" if created else "?notice=unchanged"
+    return RedirectResponse(f"/admin/versions/{version.id}{suffix}", status_code=303)
 
 
 @router.get("/problems/{slug}")
@@ -122,6 +124,7 @@ def version(vid: int, request: Request, user: AdminPageUser, db: SessionDep) -> 
                   record=version.problem, preview=preview,
                   published=version.problem.published_version_id == version.id,
                   labels={**verdict_labels(lang), **expected_labels(lang)},
+                  unchanged=request.query_params.get("notice") == "unchanged",
                   **bank_admin.review(request.app.state.store, version))
 
 
