@@ -171,6 +171,20 @@ def unpublish(db: Session, catalog: Catalog | None, user: User | None,
 
 
 
+def delete_version(db: Session, store: Store, user: User | None, version: ProblemVersion,
+                   now: datetime) -> str | None:
+    """Delete a never-published version (Conflict saying why it is kept otherwise); the
+    problem's slug when the problem is still there (it had other versions), else None."""
+    why = bank.why_not_deletable(db, version)
+    if why is not None:
+        raise Conflict(T(f"不能删除：{why.zh}", f"cannot delete: {why.en}"))
+    slug, content_hash = version.problem.slug, version.content_hash
+    gone = bank.delete_version(db, store, version)
+    audit_log.record(db, user, "delete-version", slug, now, version=content_hash)
+    db.commit()
+    return None if gone else slug
+
+
 def parse_ids(text: str) -> list[int]:
     """Submission ids typed by an admin: numbers separated by spaces or commas."""
     parts = [p for p in re.split(r"[\s,]+", text.strip()) if p]

@@ -245,3 +245,79 @@ def test_an_identical_upload_says_it_stored_nothing_new(client, admin, tmp_path)
     page = client.get(again.headers["location"]).text
     assert 'id="unchanged"' in page and "没有保存新版本" in page
     assert 'id="unchanged"' not in client.get(first.headers["location"]).text
+
+
+def test_a_version_carries_the_change_note_its_author_wrote(client, admin, tmp_path):
+    token = csrf(client, "/admin/problems")
+    assert 'id="upload-note"' in client.get("/admin/problems").text
+    r = client.post("/admin/problems/upload", data={"csrf_token": token,
+                                                    "note": "  one more hidden case "},
+                    files={"file": ("p.zip", package_zip(write_problem(tmp_path / "p")),
+                                    "application/zip")}, follow_redirects=False)
+    vid = version_id(r)
+    assert client.get(f"/api/admin/versions/{vid}").json()["note"] == "one more hidden case"
+    assert "one more hidden case" in visible(client.get(f"/admin/versions/{vid}").text)
+    api = client.post("/api/admin/problems", headers=admin, data={"note": "via the API"},
+                      files={"file": ("q.zip", package_zip(write_problem(
+                          tmp_path / "q", number=8, slug="triple-it")), "application/zip")})
+    assert api.status_code == 201 and api.json()["note"] == "via the API"
+    plain = upload(client, package_zip(write_problem(tmp_path / "r", number=9, slug="quad-it")),
+                   name="quad.zip")
+    assert client.get(f"/api/admin/versions/{version_id(plain)}").json()["note"] == "quad.zip"
+
+
+def test_an_edit_keeps_its_change_note(client, admin):
+    from tests.web.test_admin import _tests
+
+    base = rows(client.app, "select published_version_id from problems")[0][0]
+    assert 'id="edit-note"' in client.get(f"/admin/versions/{base}/edit").text
+    fields = {"csrf_token": csrf(client, f"/admin/versions/{base}/edit"),
+              "statement_zh": "# 加一\n\n新的题面", "statement_en": "# Add one\n\nNew text",
+              "tests": _tests(client, base), "case_wall_s": "5", "cpu_s": "20",
+              "memory_mb": "1024", "output_kb": "16", "note": "clearer statement"}
+    vid = version_id(client.post(f"/admin/versions/{base}/edit", data=fields,
+                                 follow_redirects=False))
+    assert client.get(f"/api/admin/versions/{vid}").json()["note"] == "clearer statement"
+
+
+def test_a_never_published_version_can_be_deleted_and_a_published_one_cannot(
+        client, admin, tmp_path):
+    vid = version_id(upload(client, package_zip(write_problem(tmp_path / "p"))))
+    page = client.get(f"/admin/versions/{vid}").text
+    assert 'id="delete-version"' in page and 'data-confirm="删除这个从未发布的版本' in page
+    content_hash = client.get(f"/api/admin/versions/{vid}").json()["version"]
+    store = client.app.state.store
+    assert store.has(content_hash)
+    r = client.post(f"/admin/versions/{vid}/delete", data={
+        "csrf_token": csrf(client, f"/admin/versions/{vid}")}, follow_redirects=False)
+    assert r.status_code == 303 and r.headers["location"] == "/admin/problems"  # the last one
+    assert client.get(f"/api/admin/versions/{vid}").status_code == 404
+    assert not store.has(content_hash)
+    assert rows(client.app, "select count(*) from problems where slug = 'double-it'")[0][0] == 0
+    assert "删除版本" in visible(client.get("/admin/audit").text)
+    # the bundled, published add-one is kept, and says why
+    base = rows(client.app, "select published_version_id from problems")[0][0]
+    assert 'id="delete-version"' not in client.get(f"/admin/versions/{base}").text
+    r = client.delete(f"/api/admin/versions/{base}?lang=en", headers=admin)
+    assert r.status_code == 409 and r.json()["detail"] == (
+        "cannot delete: a bundled version comes from the problems/ folder and cannot be "
+        "deleted")
+
+
+def test_a_version_once_published_is_kept(client, admin, tmp_path):
+    from web.data import bank
+
+    first = version_id(upload(client, package_zip(write_problem(tmp_path / "p"))))
+    second = version_id(upload(client, package_zip(write_problem(tmp_path / "q", wall=4.0))))
+    with client.app.state.sessionmaker() as db:
+        for vid in (first, second):
+            bank.validation_finished(db, vid, {"ok": True, "errors": [], "files": []},
+                                     client.app.state.clock())
+        db.commit()
+    for vid in (first, second):
+        r = client.post(f"/admin/versions/{vid}/publish", data={
+            "csrf_token": csrf(client, "/admin/problems")}, follow_redirects=False)
+        assert r.status_code == 303
+    r = client.delete(f"/api/admin/versions/{first}?lang=en", headers=admin)
+    assert r.status_code == 409 and "was published once" in r.json()["detail"]
+    assert "这个版本发布过" in visible(client.get(f"/admin/versions/{first}").text)

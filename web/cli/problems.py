@@ -54,7 +54,8 @@ def cmd_add(args: argparse.Namespace) -> int:
     with data.sessions() as session:
         try:  # as an upload: refused with the reason, nothing stored
             version, created = bank_admin.add_version(
-                session, data.store, None, None, db.utcnow(), origin="cli", note=source.name,
+                session, data.store, None, None, db.utcnow(), origin="cli",
+                note=args.note.strip() or source.name,
                 validate=not args.check, **package)
         except DomainError as e:
             raise UsageError(e.message.en) from None

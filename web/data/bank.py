@@ -7,7 +7,7 @@ import logging
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import func, select
+from sqlalchemy import delete, func, select
 from sqlalchemy.orm import Session
 
 from judge.events import Event, FileChecked, FilesPlanned
@@ -17,9 +17,11 @@ from judge.problem_store import Store
 from judge.shards import merge_parts
 from judge.upload import PackageRefused
 from web.models import (
+    AuditEntry,
     Job,
     ProblemRecord,
     ProblemVersion,
+    Submission,
     User,
 )
 
@@ -201,3 +203,46 @@ def shard_finished(db: Session, job: Job, result: dict[str, Any], now: datetime)
     merged["time_s"] = round((now - started).total_seconds(), 1)
     merged["shards"] = job.shards
     validation_finished(db, version.id, merged, now)
+
+
+def why_not_deletable(db: Session, version: ProblemVersion) -> T | None:
+    """Why a version must be kept (None: it may be deleted): it is bundled, learners see
+    it, it was published once (the audit log says so), or submissions were judged at it
+    or are waiting for it."""
+    record, content_hash = version.problem, version.content_hash
+    if version.origin == "bundled":
+        return T("内置题目的版本来自 problems/ 文件夹，不能删除",
+                 "a bundled version comes from the problems/ folder and cannot be deleted")
+    if record.published_version_id == version.id:
+        return T("这是学员看到的版本，不能删除", "learners see this version: it cannot be deleted")
+    published = db.scalars(select(AuditEntry.detail).where(AuditEntry.action == "publish",
+                                                         AuditEntry.target == record.slug))
+    if any((d or {}).get("version") == content_hash for d in published):
+        return T("这个版本发布过，学员见过它，要保留", "this version was published once: "
+                 "learners have seen it, so it is kept")
+    used = db.scalar(select(func.count()).select_from(Submission).where(
+        Submission.problem == record.slug, Submission.problem_version == content_hash))
+    judging = db.scalar(select(func.count()).select_from(Job).where(
+        Job.kind == "judge", Job.problem_version == content_hash,
+        Job.status.in_(("queued", "running"))))
+    if used or judging:
+        return T("有提交在这个版本上评测过，要保留", "submissions were judged at this version: "
+                 "it is kept")
+    return None
+
+
+def delete_version(db: Session, store: Store, version: ProblemVersion) -> bool:
+    """Delete a version that may be deleted (see why_not_deletable), its validation jobs
+    and its files; the problem too when it has no version left. Returns whether the
+    problem went with it."""
+    record = version.problem
+    content_hash = version.content_hash
+    db.execute(delete(Job).where(Job.version_id == version.id))
+    db.delete(version)
+    db.flush()
+    gone = not versions(db, record.id)
+    if gone:
+        db.delete(record)
+    db.flush()
+    discard_unused(db, store, content_hash)
+    return gone

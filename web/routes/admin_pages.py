@@ -64,13 +64,14 @@ def problems(request: Request, user: AdminPageUser, db: SessionDep) -> Response:
 
 @router.post("/problems/upload", dependencies=[CsrfChecked])
 async def upload(request: Request, user: AdminPageUser, db: SessionDep, hub: HubDep, now: Now,
-                 file: Annotated[UploadFile, File()]) -> Response:
+                 file: Annotated[UploadFile, File()],
+                 note: Annotated[str, Form(max_length=200)] = "") -> Response:
     try:
         data = await read_upload(file)
         # unpacking and hashing take a moment: off the event loop
         version, created = await run_in_threadpool(
             bank_admin.add_version, db, request.app.state.store, hub, user, now, origin="upload",
-            note=file.filename or "upload.zip", zip_data=data)
+            note=note.strip() or file.filename or "upload.zip", zip_data=data)
     except DomainError as e:  # back to the form with the reason, nothing stored
         return problems_page(request, user, db, error=e.message(page_lang(request, user)),
                              status=status_of(e))
@@ -125,6 +126,7 @@ def version(vid: int, request: Request, user: AdminPageUser, db: SessionDep) -> 
                   published=version.problem.published_version_id == version.id,
                   labels={**verdict_labels(lang), **expected_labels(lang)},
                   unchanged=request.query_params.get("notice") == "unchanged",
+                  kept=bank.why_not_deletable(db, version),
                   **bank_admin.review(request.app.state.store, version))
 
 
@@ -139,6 +141,15 @@ def publish(vid: int, user: AdminPageUser, db: SessionDep, catalog: CatalogDep,
     version = version_or_404(db, vid)
     bank_admin.publish(db, catalog, user, version, now)
     return RedirectResponse(f"/admin/problems/{version.problem.slug}", status_code=303)
+
+
+@router.post("/versions/{vid}/delete", dependencies=[CsrfChecked])
+def delete_version(vid: int, request: Request, user: AdminPageUser, db: SessionDep,
+                   now: Now) -> Response:
+    version = version_or_404(db, vid)
+    slug = bank_admin.delete_version(db, request.app.state.store, user, version, now)
+    return RedirectResponse(f"/admin/problems/{slug}" if slug else "/admin/problems",
+                            status_code=303)
 
 
 @router.post("/versions/{vid}/validate", dependencies=[CsrfChecked])
@@ -175,6 +186,7 @@ async def edit(vid: int, request: Request, user: AdminPageUser, db: SessionDep, 
                now: Now, statement_zh: Text, statement_en: Text, tests: Text,
                case_wall_s: Number, cpu_s: Number, memory_mb: Number, output_kb: Number,
                file_path: Annotated[str, Form(max_length=200)] = "",
+               note: Annotated[str, Form(max_length=200)] = "",
                file: Annotated[UploadFile | None, File()] = None) -> Response:
     """A new version: the base version's files with the edits applied."""
     version = version_or_404(db, vid)
@@ -198,7 +210,7 @@ async def edit(vid: int, request: Request, user: AdminPageUser, db: SessionDep, 
     try:
         new, _ = await run_in_threadpool(
             bank_admin.add_version, db, store, hub, user, now, origin="edit",
-            note=f"edit of {version.content_hash[:12]}", files=files)
+            note=note.strip() or f"edit of {version.content_hash[:12]}", files=files)
     except DomainError as e:
         return edit_page(request, user, version, files, status=status_of(e), error=e.message(lang))
     return RedirectResponse(f"/admin/versions/{new.id}", status_code=303)
