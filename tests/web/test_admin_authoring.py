@@ -321,3 +321,12 @@ def test_a_version_once_published_is_kept(client, admin, tmp_path):
     r = client.delete(f"/api/admin/versions/{first}?lang=en", headers=admin)
     assert r.status_code == 409 and "was published once" in r.json()["detail"]
     assert "这个版本发布过" in visible(client.get(f"/admin/versions/{first}").text)
+
+
+def test_problems_add_takes_a_change_note(client, settings, tmp_path, capsys):
+    folder = write_problem(tmp_path / "p", number=990)  # the CLI's bank: the bundled ones
+    assert main(["problems", "add", str(folder), "--note", "first draft",
+                 "--data-dir", str(settings.data_dir)]) == 0
+    assert rows(client.app, "select note from problem_versions join problems on "
+                            "problems.id = problem_id where slug = 'double-it'") == [
+        ("first draft",)]
