@@ -1,11 +1,14 @@
 """An admin's edit of a version, as the edit page makes it: which text files it edits and
 the ``[limits]`` of problem.toml, changed in place (other lines and comments kept). The
-result is a new version, stored through the same checks as an upload."""
+result is a new version, stored through the same checks as an upload. Also the diff
+between two versions' files (the compare page)."""
 
 from __future__ import annotations
 
+import difflib
 import re
 import tomllib
+from dataclasses import dataclass
 from typing import Any
 
 EDITABLE_TEXT = ("statement.zh.md", "statement.en.md", "tests.py")
@@ -41,3 +44,37 @@ def current_limits(toml_text: str) -> dict[str, Any]:
         return dict(tomllib.loads(toml_text).get("limits", {}))
     except tomllib.TOMLDecodeError:
         return {}
+
+
+@dataclass(frozen=True)
+class FileDiff:
+    """How one file differs between two versions: ``status`` is added, removed or
+    changed; ``lines`` a unified diff (empty for a file that is not UTF-8 text)."""
+
+    name: str
+    status: str
+    lines: tuple[str, ...]
+
+
+def diff(old: dict[str, bytes], new: dict[str, bytes], *, old_name: str = "a",
+         new_name: str = "b") -> list[FileDiff]:
+    """Every file that differs between two versions' files, by path (problem.toml and
+    the statements first, as an author reads them)."""
+    first = {"problem.toml": 0, "statement.zh.md": 1, "statement.en.md": 2, "tests.py": 3}
+    names = sorted(set(old) | set(new), key=lambda n: (first.get(n, 4), n))
+    found = []
+    for name in names:
+        a, b = old.get(name), new.get(name)
+        if a == b:
+            continue
+        status = "added" if a is None else "removed" if b is None else "changed"
+        try:
+            a_lines = (a or b"").decode("utf-8").splitlines()
+            b_lines = (b or b"").decode("utf-8").splitlines()
+        except UnicodeDecodeError:
+            found.append(FileDiff(name, status, ()))
+            continue
+        lines = difflib.unified_diff(a_lines, b_lines, f"{old_name}/{name}",
+                                     f"{new_name}/{name}", lineterm="", n=2)
+        found.append(FileDiff(name, status, tuple(lines)))
+    return found

@@ -330,3 +330,22 @@ def test_problems_add_takes_a_change_note(client, settings, tmp_path, capsys):
     assert rows(client.app, "select note from problem_versions join problems on "
                             "problems.id = problem_id where slug = 'double-it'") == [
         ("first draft",)]
+
+
+def test_two_versions_are_compared_file_by_file(client, admin, tmp_path):
+    first = version_id(upload(client, package_zip(write_problem(tmp_path / "p"))))
+    second = version_id(upload(client, package_zip(write_problem(
+        tmp_path / "q", wall=4.0, tests=TESTS.replace('en="negatives"', 'en="negative values"')),
+        extra={"data.txt": "hello"})))
+    page = client.get("/admin/problems/double-it").text
+    assert 'id="compare-form"' in page and 'action="/admin/compare"' in page
+    assert f'/admin/versions/{second}/diff?against={first}' in page  # no published one yet
+    diff = client.get(f"/admin/compare?old={first}&new={second}").text
+    sections = re.findall(r'data-file="([^"]+)" data-status="([^"]+)"', diff)
+    assert sections == [("problem.toml", "changed"), ("tests.py", "changed"),
+                        ("data.txt", "added")]
+    text = html.unescape(visible(diff))
+    assert "-case_wall_s = 3.0" in text and "+case_wall_s = 4.0" in text
+    assert '+def negatives(t):' not in text and 'en="negative values"' in text
+    same = client.get(f"/admin/versions/{first}/diff?against={first}").text
+    assert 'id="no-difference"' in same

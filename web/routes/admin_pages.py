@@ -143,6 +143,26 @@ def publish(vid: int, user: AdminPageUser, db: SessionDep, catalog: CatalogDep,
     return RedirectResponse(f"/admin/problems/{version.problem.slug}", status_code=303)
 
 
+@router.get("/versions/{vid}/diff")
+def diff_page(vid: int, request: Request, user: AdminPageUser, db: SessionDep,
+              against: int) -> Response:
+    """What changed from version ``against`` to this one: every file that differs."""
+    return compare(request, user, db, old=against, new=vid)
+
+
+@router.get("/compare")
+def compare(request: Request, user: AdminPageUser, db: SessionDep, old: int,
+            new: int) -> Response:
+    """Any two versions (the problem page's compare form): every file that differs."""
+    newer, older = version_or_404(db, new), version_or_404(db, old)
+    store = request.app.state.store
+    files = version_edit.diff(store.files(older.content_hash), store.files(newer.content_hash),
+                              old_name=older.content_hash[:12],
+                              new_name=newer.content_hash[:12])
+    return render(request, "admin_diff.html", user, page_lang(request, user), new=newer,
+                  old=older, record=newer.problem, diffs=files)
+
+
 @router.post("/versions/{vid}/delete", dependencies=[CsrfChecked])
 def delete_version(vid: int, request: Request, user: AdminPageUser, db: SessionDep,
                    now: Now) -> Response:
