@@ -188,6 +188,9 @@ class ProblemVersion(Base):
     problem_id: Mapped[int] = mapped_column(ForeignKey("problems.id", ondelete="CASCADE"),
                                             index=True)
     content_hash: Mapped[str] = mapped_column(String(64))
+    # the number in its problem.toml (None: stored before it was kept). The problem takes it
+    # when this version is published, never before (learners would not see it yet).
+    number: Mapped[int | None] = mapped_column(Integer)
     status: Mapped[str] = mapped_column(String(16), default="uploaded")
     origin: Mapped[str] = mapped_column(String(16))
     note: Mapped[str] = mapped_column(String(200), default="")

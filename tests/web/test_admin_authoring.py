@@ -349,3 +349,34 @@ def test_two_versions_are_compared_file_by_file(client, admin, tmp_path):
     assert '+def negatives(t):' not in text and 'en="negative values"' in text
     same = client.get(f"/admin/versions/{first}/diff?against={first}").text
     assert 'id="no-difference"' in same
+
+
+def test_a_new_number_reaches_the_problem_only_when_published(client, admin, tmp_path):
+    from web.data import bank
+
+    def valid(vid):
+        with client.app.state.sessionmaker() as db:
+            bank.validation_finished(db, vid, {"ok": True, "errors": [], "files": []},
+                                     client.app.state.clock())
+            db.commit()
+
+    def publish(vid):
+        r = client.post(f"/admin/versions/{vid}/publish", data={
+            "csrf_token": csrf(client, "/admin/problems")}, follow_redirects=False)
+        assert r.status_code == 303, r.text
+
+    def number():
+        return rows(client.app, "select number from problems where slug = 'double-it'")[0][0]
+
+    first = version_id(upload(client, package_zip(write_problem(tmp_path / "p", number=7))))
+    valid(first)
+    publish(first)
+    second = version_id(upload(client, package_zip(write_problem(tmp_path / "q", number=8))))
+    assert number() == 7  # not renumbered by an upload nobody sees yet
+    valid(second)
+    page = client.get(f"/admin/versions/{second}").text
+    assert 'id="renumbers"' in page and "把题号从 7 改为 8" in page
+    assert "题号将从 7 改为 8。" in re.search(r'<form[^>]*/publish"[^>]*>', page).group(0)
+    publish(second)
+    assert number() == 8
+    assert 'id="renumbers"' not in client.get(f"/admin/versions/{second}").text

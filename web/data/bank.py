@@ -81,14 +81,15 @@ def add_version(db: Session, problem: Problem, origin: str, user: User | None,
         db.add(record)
         db.flush()
     else:
-        record.number = problem.number
+        if record.published_version_id is None:  # nobody sees it: follow the newest
+            record.number = problem.number
         existing = db.scalar(select(ProblemVersion).where(
             ProblemVersion.problem_id == record.id,
             ProblemVersion.content_hash == problem.content_hash))
         if existing is not None:
             return existing, False
     version = ProblemVersion(problem_id=record.id, content_hash=problem.content_hash,
-                             status=status, origin=origin, note=note[:200],
+                             number=problem.number, status=status, origin=origin, note=note[:200],
                              created_by=user.id if user else None, created_at=now)
     db.add(version)
     db.flush()
@@ -113,14 +114,16 @@ def publish(db: Session, version: ProblemVersion) -> None:
                                f"version {version.content_hash[:12]} is {status.en}: only "
                                f"a valid version can be published"))
     record = version.problem
+    number = version.number if version.number is not None else record.number
     clash = db.scalar(select(ProblemRecord).where(
-        ProblemRecord.number == record.number, ProblemRecord.id != record.id,
+        ProblemRecord.number == number, ProblemRecord.id != record.id,
         ProblemRecord.published_version_id.is_not(None)))
     if clash is not None:
-        raise PackageRefused(T(f"编号 {record.number} 已经被已发布的题目 {clash.slug!r} 占用",
-                               f"number {record.number} is used by the published problem "
+        raise PackageRefused(T(f"编号 {number} 已经被已发布的题目 {clash.slug!r} 占用",
+                               f"number {number} is used by the published problem "
                                f"{clash.slug!r}"))
     record.published_version_id = version.id
+    record.number = number  # a version's number reaches the problem only now
 
 
 def unpublish(db: Session, record: ProblemRecord) -> None:
