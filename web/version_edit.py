@@ -15,6 +15,25 @@ EDITABLE_TEXT = ("statement.zh.md", "statement.en.md", "tests.py")
 
 
 LIMIT_FIELDS = {"case_wall_s": float, "cpu_s": float, "memory_mb": int, "output_kb": int}
+# The package's other text files, each an optional field of the edit form (a file the
+# package does not have is not offered): form field -> file.
+MORE_TEXT = {"problem_toml": "problem.toml", "reference_py": "reference.py",
+             "starter_py": "starter.py", "fixture_py": "fixture.py"}
+
+
+def apply_texts(files: dict[str, bytes], form: Any) -> None:
+    """Put the edited text files of the form (MORE_TEXT) into ``files``."""
+    for field, name in MORE_TEXT.items():
+        value = form.get(field)
+        if isinstance(value, str) and name in files:
+            files[name] = value.replace("\r\n", "\n").encode()
+
+
+def changed_limits(base_toml: str, limits: dict[str, Any]) -> dict[str, Any]:
+    """The limit fields the admin changed (a problem.toml edited in its own field keeps
+    the limits written there unless the limit fields say otherwise)."""
+    base = current_limits(base_toml)
+    return {key: value for key, value in limits.items() if base.get(key) != value}
 
 
 def set_limits(toml_text: str, limits: dict[str, Any]) -> str:

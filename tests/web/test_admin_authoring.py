@@ -380,3 +380,30 @@ def test_a_new_number_reaches_the_problem_only_when_published(client, admin, tmp
     publish(second)
     assert number() == 8
     assert 'id="renumbers"' not in client.get(f"/admin/versions/{second}").text
+
+
+def test_the_edit_form_edits_every_text_file(client, admin):
+    from tests.web.test_admin import _tests
+
+    base = rows(client.app, "select published_version_id from problems")[0][0]
+    (content_hash,) = rows(client.app, f"select content_hash from problem_versions "
+                                       f"where id = {base}")[0]
+    old = client.app.state.store.files(content_hash)
+    form = client.get(f"/admin/versions/{base}/edit").text
+    assert 'name="reference_py"' in form and 'name="problem_toml"' in form
+    assert 'name="fixture_py"' not in form  # add-one has no fixture.py
+    toml = old["problem.toml"].decode().replace('difficulty = "easy"', 'difficulty = "hard"')
+    toml = toml.replace("cpu_s = 20.0", "cpu_s = 25.0")
+    fields = {"csrf_token": csrf(client, f"/admin/versions/{base}/edit"),
+              "statement_zh": old["statement.zh.md"].decode(),
+              "statement_en": old["statement.en.md"].decode(), "tests": _tests(client, base),
+              "case_wall_s": "5.0", "cpu_s": "20.0", "memory_mb": "1024", "output_kb": "16",
+              "problem_toml": toml,
+              "reference_py": "def add_one(x):\n    return 1 + x  # reordered\n",
+              "starter_py": old["starter.py"].decode()}
+    vid = version_id(client.post(f"/admin/versions/{base}/edit", data=fields,
+                                 follow_redirects=False))
+    new = client.app.state.store.files(client.get(f"/api/admin/versions/{vid}").json()["version"])
+    assert b"# reordered" in new["reference.py"]
+    assert b'difficulty = "hard"' in new["problem.toml"]
+    assert b"cpu_s = 25.0" in new["problem.toml"]  # the toml's own edit: fields unchanged

@@ -183,11 +183,12 @@ def validate(vid: int, request: Request, user: AdminPageUser, db: SessionDep, hu
 def edit_page(request: Request, user, version, files: dict[str, bytes], *,
               error: str | None = None, status: int = 200) -> Response:
     texts = {name: files.get(name, b"").decode("utf-8", "replace")
-             for name in version_edit.EDITABLE_TEXT}
+             for name in version_edit.EDITABLE_TEXT + tuple(version_edit.MORE_TEXT.values())
+             if name in files or name in version_edit.EDITABLE_TEXT}
     limits = version_edit.current_limits(files.get("problem.toml", b"").decode("utf-8", "replace"))
     return render(request, "admin_edit.html", user, page_lang(request, user), status=status,
                   version=version, record=version.problem, texts=texts, limits=limits,
-                  names=sorted(files), error=error)
+                  names=sorted(files), error=error, more_text=version_edit.MORE_TEXT)
 
 
 @router.get("/versions/{vid}/edit")
@@ -220,7 +221,10 @@ async def edit(vid: int, request: Request, user: AdminPageUser, db: SessionDep, 
     except ValueError:
         return edit_page(request, user, version, files, status=422, error=T(
             "限制要填数字", "limits must be numbers")(lang))
-    files["problem.toml"] = version_edit.set_limits(files["problem.toml"].decode(), limits).encode()
+    base_toml = files["problem.toml"].decode()
+    version_edit.apply_texts(files, await request.form())
+    files["problem.toml"] = version_edit.set_limits(
+        files["problem.toml"].decode(), version_edit.changed_limits(base_toml, limits)).encode()
     for name, text in zip(version_edit.EDITABLE_TEXT, (statement_zh, statement_en, tests),
                           strict=True):
         files[name] = text.replace("\r\n", "\n").encode()
