@@ -19,7 +19,11 @@
 #      cases and '# judge-check: needs cuda' fixtures included (one file at a time, so that
 #      no other job shares the GPU's copy engine with a timing; GPU_CHECK_JOBS=2 halves the
 #      time at that risk);
-#   4. pytest -m gpu: the tests that need a GPU (the sandbox's skip without bubblewrap).
+#   4. pytest -m gpu: the tests that need a GPU (the sandbox's skip without bubblewrap);
+#   5. bench/gpu_worker_check.py: a GPU worker (python -m judge worker --gpu 0) against a
+#      local server judges grad-accumulation's reference and its CUDA-only too_slow
+#      fixture and cuda-prefetcher's reference, submitted through the API: verdicts,
+#      submit -> verdict seconds, each speed check's device and ratio.
 # What each result must show is written in the README ("GPU checks").
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -84,5 +88,10 @@ if "$PY" -c 'import pytest' 2>/dev/null; then
 else
   echo "pytest is not installed here: skipped"
 fi
+
+step "5. a GPU worker against a local server"
+t0=$SECONDS
+"$PY" bench/gpu_worker_check.py --gpu "${GPU_CHECK_GPU:-0}" "${ISOLATION[@]}"
+echo "($((SECONDS - t0)) s)"
 
 step "done"

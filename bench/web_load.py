@@ -1,41 +1,59 @@
-"""Web load: how the app holds up with many learners watching their submissions live.
+"""Web capacity: requests per second and tail latency of the pages learners load most, with
+the server in one process and the clients in another, as in a real deployment.
 
-    python bench/web_load.py [--users 40] [--workers 4] [--tests 20]
+    python bench/web_load.py [--db sqlite|postgres] [--web-processes N] [--clients 50]
+                             [--seconds 10] [--users 50] [ENDPOINT ...]
 
-Starts the app (uvicorn, SQLite in a temporary folder) in this process and drives it over
-real HTTP: page and API reads, then every user submits once while fake workers (no
-grading: they post one event per test and a result) drain the queue and every user follows
-their submission's event stream. Prints latencies, end-to-end throughput and how long an
-event takes from a worker's post to a reader. Clients share the process (and the GIL)
-with the server, so the figures are a floor, not a capacity plan.
+Starts ``python -m judge serve --workers 0`` (no judging on the machine) on a fresh data
+folder, on SQLite or on a throwaway PostgreSQL cluster (tests/web/postgres.py), with N
+uvicorn processes (``--web-processes``; PostgreSQL only). It seeds ``--users`` learners,
+each with one accepted padding-collate submission (a fake worker posts the results, with a
+speed ratio each, so the leaderboard has rows), logs each of them in (a session cookie)
+and takes a bearer token for each.
+
+Then, for each endpoint in turn, a separate client process (``--drive``) keeps
+``--clients`` concurrent keep-alive connections busy for ``--seconds`` (after a second of
+warm-up that is not counted) and prints requests per second, p50 and p99 and the errors.
+Endpoints: ``problem`` (/problems/padding-collate as a logged-in learner, each client its
+own), ``problem-anon``, ``leaderboard``, ``status`` (GET /api/submissions/ID with each
+client's token, its own submission), ``api-problems`` (/api/problems).
+
+The client and the server share this machine's cores: the figures are what the server
+serves while one core also runs the clients, a floor for a server on its own machine.
 """
 
 from __future__ import annotations
 
 import argparse
+import asyncio
+import contextlib
 import json
-import socket
-import statistics
+import os
+import re
+import subprocess
 import sys
 import tempfile
-import threading
 import time
-from concurrent.futures import ThreadPoolExecutor
+from collections.abc import Iterator
 from pathlib import Path
 
 import httpx
-import uvicorn
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
 
-from judge.i18n import T
-from judge.report import Report, TestResult
-from judge.verdict import Verdict
-from judge.worker_client import WorkerClient
-from web.main import create_app
-from web.settings import Settings
-
+ENDPOINTS = {
+    "problem": ("/problems/padding-collate", "cookie"),
+    "problem-anon": ("/problems/padding-collate", None),
+    "leaderboard": ("/leaderboard", None),
+    "status": ("/api/submissions/{sid}", "token"),
+    "api-problems": ("/api/problems", None),
+    "healthz": ("/healthz", None),  # a floor: one "select 1", no page
+}
+TOKEN = "web-load-worker"
+PROBLEM = "padding-collate"
 CODE = "def collate(batch, pad_id=0, pad_to_multiple_of=None, padding_side='right'):\n    ...\n"
+PASSWORD = "password1"
 
 
 def pct(values: list[float], q: float) -> float:
@@ -43,121 +61,215 @@ def pct(values: list[float], q: float) -> float:
     return values[min(len(values) - 1, int(q * len(values)))] if values else float("nan")
 
 
-def line(name: str, ms: list[float]) -> str:
-    return (f"{name:<34} n={len(ms):<5} p50={statistics.median(ms):7.1f} ms  "
-            f"p95={pct(ms, 0.95):7.1f} ms")
+# --- the client process -------------------------------------------------------------------
+
+async def drive(url: str, endpoint: str, clients: int, seconds: float,
+                identities: list[dict]) -> dict:
+    path, auth = ENDPOINTS[endpoint]
+    latencies: list[float] = []
+    errors: dict[str, int] = {}
+    warm = [0]
+    warm_until = time.perf_counter() + 1.0
+    stop_at = warm_until + seconds
+
+    async def one(i: int) -> None:
+        who = identities[i % len(identities)]
+        headers, cookies = {}, {}
+        if auth == "token":
+            headers["Authorization"] = f"Bearer {who['token']}"
+        elif auth == "cookie":
+            cookies = who["cookies"]
+        target = path.format(sid=who["sid"])
+        async with httpx.AsyncClient(base_url=url, headers=headers, cookies=cookies,
+                                     timeout=30) as client:
+            while (now := time.perf_counter()) < stop_at:
+                try:
+                    r = await client.get(target)
+                    ok = r.status_code == 200
+                    key = str(r.status_code)
+                except httpx.HTTPError as e:
+                    ok, key = False, type(e).__name__
+                took = time.perf_counter() - now
+                if now < warm_until:
+                    warm[0] += 1
+                elif ok:
+                    latencies.append(took * 1000)
+                else:
+                    errors[key] = errors.get(key, 0) + 1
+
+    await asyncio.gather(*(one(i) for i in range(clients)))
+    return {"endpoint": endpoint, "requests": len(latencies), "seconds": seconds,
+            "rps": len(latencies) / seconds,
+            "all": len(latencies) + warm[0] + sum(errors.values()), "p50": pct(latencies, 0.5),
+            "p99": pct(latencies, 0.99), "errors": errors}
 
 
-def start_server(tmp: Path) -> tuple[str, uvicorn.Server]:
-    settings = Settings(data_dir=tmp, secret_key="bench", worker_token="bench-worker",
-                        submissions_per_minute=10_000, claim_wait_seconds=2)
+# --- the server ----------------------------------------------------------------------------
+
+def free_port() -> int:
+    import socket
+
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
-        port = s.getsockname()[1]
-    server = uvicorn.Server(uvicorn.Config(create_app(settings), port=port, log_level="warning"))
-    threading.Thread(target=server.run, daemon=True).start()
+        return s.getsockname()[1]
+
+
+@contextlib.contextmanager
+def database(kind: str) -> Iterator[str | None]:
+    if kind == "sqlite":
+        yield None
+        return
+    from tests.web import postgres
+
+    bin_dir = postgres.binaries()
+    if bin_dir is None:
+        sys.exit("PostgreSQL is not installed (scripts/setup.sh --test installs it)")
+    with postgres.cluster(bin_dir) as cluster:
+        yield cluster.url("postgres")
+
+
+@contextlib.contextmanager
+def server(folder: Path, db_url: str | None, processes: int,
+           workers: int = 0) -> Iterator[tuple[str, int]]:
+    """``judge serve`` on a free port, its log in ``folder``: (URL, pid) once healthy."""
+    port = free_port()
+    env = {k: v for k, v in os.environ.items() if not k.startswith("JUDGE_")}
+    env.update(JUDGE_WORKER_TOKEN=TOKEN, JUDGE_SECRET_KEY="web-load",
+               JUDGE_SUBMISSIONS_PER_MINUTE="100000", JUDGE_SUBMISSIONS_IN_FLIGHT="100000")
+    if db_url:
+        env["JUDGE_DATABASE_URL"] = db_url
+    log = open(folder / "server.log", "wb")
+    proc = subprocess.Popen([sys.executable, "-m", "judge", "serve", "--port", str(port),
+                             "--workers", str(workers), "--data-dir", str(folder / "data"),
+                             "--no-pack-prebuild",
+                             *(["--web-processes", str(processes)] if processes > 1 else [])],
+                            cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT)
     url = f"http://127.0.0.1:{port}"
-    while not server.started:
-        time.sleep(0.05)
-    return url, server
+    try:
+        deadline = time.monotonic() + 120
+        while True:
+            if proc.poll() is not None:
+                sys.exit(f"the server exited:\n{(folder / 'server.log').read_text()[-3000:]}")
+            with contextlib.suppress(httpx.HTTPError):
+                if httpx.get(f"{url}/healthz", timeout=2).status_code == 200:
+                    break
+            if time.monotonic() > deadline:
+                sys.exit("the server did not answer in 120 s")
+            time.sleep(0.2)
+        yield url, proc.pid
+    finally:
+        proc.terminate()
+        try:
+            proc.wait(timeout=15)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+        log.close()
 
 
-def timed(client: httpx.Client, method: str, path: str, **kw) -> float:
-    t = time.perf_counter()
-    r = client.request(method, path, **kw)
-    r.raise_for_status()
-    return (time.perf_counter() - t) * 1000
+def seed(url: str, users: int) -> list[dict]:
+    """Learners with one accepted, speed-ranked submission each; cookies and tokens."""
+    from judge.i18n import T
+    from judge.report import Report, TestResult, ThroughputResult
+    from judge.verdict import Verdict
+    from judge.worker_client import WorkerClient
 
-
-def fake_worker(url: str, tests: int, stop: threading.Event, done: list[int]) -> None:
-    client = WorkerClient(url, "bench-worker")
-    wid = client.register("bench", False, {})
-    while not stop.is_set():
-        job = client.claim(wid, False, 1.0)
+    identities = []
+    with httpx.Client(base_url=url, timeout=60) as c:
+        for i in range(users):
+            name = f"learner{i}"
+            c.post("/api/users", json={"username": name, "password": PASSWORD}).raise_for_status()
+            token = c.post("/api/token", data={"username": name, "password": PASSWORD}
+                           ).json()["access_token"]
+            sid = c.post("/api/submissions", json={"problem": PROBLEM, "code": CODE},
+                         headers={"Authorization": f"Bearer {token}"}).json()["id"]
+            identities.append({"name": name, "token": token, "sid": sid})
+    worker = WorkerClient(url, TOKEN)
+    wid = worker.register("web-load", False, {})
+    for n in range(users):
+        job = worker.claim(wid, False, 5.0)
         if job is None:
+            sys.exit(f"only {n} of {users} jobs could be claimed")
+        tests = [TestResult(f"case_{k}", "public" if k < 3 else "hidden", T("例", "case"),
+                            Verdict.ACCEPTED, T.same(""), 1.0) for k in range(18)]
+        speed = ThroughputResult("collate", "cpu", Verdict.ACCEPTED, 0.25,
+                                 ratio=0.8 + 0.4 * n / users, pairs=40, sub_ms=2.5, ref_ms=2.5)
+        report = Report(Verdict.ACCEPTED, job.problem, 0, "none", tests=tests,
+                        throughput=[speed])
+        worker.result(job, report.to_json("zh"))
+    for who in identities:
+        with httpx.Client(base_url=url, timeout=60) as c:
+            html = c.get("/login").text
+            csrf = re.search(r'name="csrf_token" value="([^"]+)"', html).group(1)
+            r = c.post("/login", data={"username": who["name"], "password": PASSWORD,
+                                       "csrf_token": csrf})
+            if r.status_code not in (200, 303):
+                sys.exit(f"logging in {who['name']} failed: {r.status_code}")
+            who["cookies"] = dict(c.cookies)
+    return identities
+
+
+def cpu_seconds(pid: int) -> float:
+    """User + system CPU seconds of a process and its descendants (uvicorn's processes)."""
+    stats = {}
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            fields = stat.read_text().rsplit(")", 1)[1].split()
+        except OSError:
             continue
-        names = [f"case_{i}" for i in range(tests)]
-        client.events(job, [{"event": "start", "total": tests,
-                             "tests": [{"name": n, "visibility": "public"} for n in names]}])
-        results = []
-        for i, name in enumerate(names):
-            # the post time rides in the public message, so readers can measure the delay
-            result = TestResult(name, "public", T("基准", "bench"), Verdict.ACCEPTED,
-                                T.same(repr(time.time())), 1.0)
-            results.append(result)
-            client.events(job, [{"event": "test", "index": i, "result": result.to_json("zh")}])
-        report = Report(Verdict.ACCEPTED, job.problem, 0, "none", tests=results)
-        client.result(job, report.to_json("zh"))
-        done.append(job.submission_id)
+        # after the name: state ppid ... utime (14th field of the line) stime (15th)
+        stats[int(stat.parent.name)] = (int(fields[1]), int(fields[11]) + int(fields[12]))
+    family, ticks = {pid}, 0
+    for _ in range(4):  # serve -> uvicorn's supervisor -> its processes
+        family |= {p for p, (ppid, _) in stats.items() if ppid in family}
+    ticks = sum(stats[p][1] for p in family if p in stats)
+    return ticks / os.sysconf("SC_CLK_TCK")
 
 
-def follow(url: str, sid: int, token: str, delays: list[float]) -> float:
-    started = time.perf_counter()
-    headers = {"Authorization": f"Bearer {token}"}
-    with httpx.stream("GET", f"{url}/api/submissions/{sid}/events", headers=headers,
-                      timeout=120) as r:
-        for raw in r.iter_lines():
-            if not raw.startswith("data:"):
-                continue
-            event = json.loads(raw[5:])
-            if event["event"] == "test":
-                try:
-                    delays.append((time.time() - float(event["result"]["message"])) * 1000)
-                except ValueError:
-                    pass  # replayed from the final report after the stream caught up
-            if event["event"] == "done":
-                break
-    return time.perf_counter() - started
+def run_client(url: str, endpoint: str, args: argparse.Namespace, ids_file: Path,
+               server_pid: int) -> dict:
+    cpu = cpu_seconds(server_pid)
+    out = subprocess.run([sys.executable, __file__, "--drive", url, "--endpoint", endpoint,
+                          "--clients", str(args.clients), "--seconds", str(args.seconds),
+                          "--identities", str(ids_file)],
+                         capture_output=True, text=True, check=True)
+    result = json.loads(out.stdout)
+    result["cpu_ms"] = (cpu_seconds(server_pid) - cpu) * 1000 / max(1, result["all"])
+    return result
 
 
 def main() -> int:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--users", type=int, default=40)
-    ap.add_argument("--workers", type=int, default=4)
-    ap.add_argument("--tests", type=int, default=20, help="test events per submission")
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("endpoints", nargs="*", default=list(ENDPOINTS))
+    ap.add_argument("--db", choices=("sqlite", "postgres"), default="sqlite")
+    ap.add_argument("--web-processes", type=int, default=1)
+    ap.add_argument("--clients", type=int, default=50)
+    ap.add_argument("--seconds", type=float, default=10.0)
+    ap.add_argument("--users", type=int, default=50)
+    ap.add_argument("--drive", metavar="URL", help=argparse.SUPPRESS)
+    ap.add_argument("--endpoint", help=argparse.SUPPRESS)
+    ap.add_argument("--identities", help=argparse.SUPPRESS)
     args = ap.parse_args()
-    url, server = start_server(Path(tempfile.mkdtemp(prefix="web-load-")))
-    pool = ThreadPoolExecutor(16)
-    with httpx.Client(base_url=url, timeout=60) as c:
-        for path in ("/", "/problems/padding-collate", "/api/problems", "/leaderboard"):
-            ms = list(pool.map(lambda _, p=path: timed(c, "GET", p), range(200)))
-            print(line(f"GET {path}", ms))
-
-        def new_user(i: int) -> str:
-            c.post("/api/users", json={"username": f"user{i}", "password": "password1"})
-            r = c.post("/api/token", data={"username": f"user{i}", "password": "password1"})
-            return r.json()["access_token"]
-
-        t = time.perf_counter()
-        tokens = list(pool.map(new_user, range(args.users)))
-        print(f"{'register + token (argon2id)':<34} {args.users / (time.perf_counter() - t):.1f}"
-              f" users/s")
-
-        stop, done, delays = threading.Event(), [], []
-        workers = [threading.Thread(target=fake_worker, args=(url, args.tests, stop, done))
-                   for _ in range(args.workers)]
-        for w in workers:
-            w.start()
-        submit_ms: list[float] = []
-
-        def learner(token: str) -> float:
-            """Submit, then follow the stream at once, as the submission page does."""
-            s = time.perf_counter()
-            r = c.post("/api/submissions", json={"problem": "padding-collate", "code": CODE},
-                       headers={"Authorization": f"Bearer {token}"})
-            submit_ms.append((time.perf_counter() - s) * 1000)
-            return follow(url, r.json()["id"], token, delays)
-
-        t = time.perf_counter()
-        spans = list(ThreadPoolExecutor(args.users).map(learner, tokens))
-        elapsed = time.perf_counter() - t
-        stop.set()
-        print(line("POST /api/submissions", submit_ms))
-        print(f"{'judged end to end (fake workers)':<34} {len(done) / elapsed:.1f} submissions/s"
-              f" ({args.workers} workers, {args.tests} events each)")
-        print(line("event: worker post -> SSE reader", delays))
-        print(f"{'longest stream':<34} {max(spans):.1f} s")
-    server.should_exit = True
+    if args.drive:
+        identities = json.loads(Path(args.identities).read_text())
+        print(json.dumps(asyncio.run(drive(args.drive, args.endpoint, args.clients,
+                                           args.seconds, identities))))
+        return 0
+    unknown = set(args.endpoints) - set(ENDPOINTS)
+    if unknown:
+        ap.error(f"unknown endpoint(s) {sorted(unknown)}; known: {', '.join(ENDPOINTS)}")
+    folder = Path(tempfile.mkdtemp(prefix="web-load-"))
+    with database(args.db) as db_url, \
+            server(folder, db_url, args.web_processes) as (url, pid):
+        ids_file = folder / "identities.json"
+        ids_file.write_text(json.dumps(seed(url, args.users)))
+        print(f"{args.db}, {args.web_processes} web process(es), {args.clients} clients, "
+              f"{args.seconds:g} s per endpoint (client in its own process)")
+        for endpoint in args.endpoints:
+            r = run_client(url, endpoint, args, ids_file, pid)
+            errors = ", ".join(f"{k}: {v}" for k, v in r["errors"].items()) or "none"
+            print(f"{endpoint:<14} {r['rps']:7.0f} req/s   p50 {r['p50']:6.1f} ms   "
+                  f"p99 {r['p99']:6.1f} ms   server CPU {r['cpu_ms']:5.2f} ms/req   "
+                  f"errors: {errors}", flush=True)
     return 0
 
 

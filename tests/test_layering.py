@@ -58,8 +58,10 @@ def module_name(path: Path) -> str:
 
 
 def project_files() -> list[Path]:
+    # node_modules: npm packages (KaTeX ships Python scripts of its own)
     return [p for pkg in PACKAGES for p in sorted((ROOT / pkg).rglob("*.py"))
-            if "alembic" not in p.parts or p.parent.name != "versions"]
+            if ("alembic" not in p.parts or p.parent.name != "versions")
+            and "node_modules" not in p.parts]
 
 
 def import_graph() -> dict[str, set[str]]:

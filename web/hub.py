@@ -9,7 +9,7 @@ promptly. On SQLite (one machine, usually one process) the poll is the fallback.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Hashable
+from collections.abc import Callable, Hashable
 from typing import Protocol
 
 
@@ -25,6 +25,12 @@ class Hub:
         self.loop: asyncio.AbstractEventLoop | None = None
         self.waiters: dict[Hashable, set[asyncio.Future]] = {}
         self.relay: Relay | None = None
+        # called (in the waking thread, thread-safe) whenever a key is woken here or by the
+        # relay: web.page_cache's new generation
+        self.listeners: dict[Hashable, list[Callable[[], None]]] = {}
+
+    def on(self, key: Hashable, listener: Callable[[], None]) -> None:
+        self.listeners.setdefault(key, []).append(listener)
 
     def bind(self, loop: asyncio.AbstractEventLoop) -> None:
         self.loop = loop
@@ -36,10 +42,15 @@ class Hub:
             self.relay.publish(key)
 
     def wake_local(self, key: Hashable) -> None:
+        for listener in self.listeners.get(key, ()):
+            listener()  # at once, in the caller's thread (the relay's)
         self._on_loop(self._wake, key)
 
     def wake_all(self) -> None:
         """Every waiter of this process (the relay missed an unknown number of wake-ups)."""
+        for group in list(self.listeners.values()):
+            for listener in group:
+                listener()
         self._on_loop(self._wake_all)
 
     def _on_loop(self, fn, *args) -> None:

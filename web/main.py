@@ -25,12 +25,15 @@ from web.catalog import Catalog
 from web.data import bank, queue
 from web.deps import session_user
 from web.hub import Hub
+from web.local_relay import LocalRelay, relay_folder
+from web.page_cache import CHANGED, PageCache, watch
 from web.pg_relay import PgRelay
 from web.practice_pack import PackBuilder
 from web.routes import (
     admin_api,
     admin_pages,
     admin_users,
+    api_docs,
     api_problems,
     api_submissions,
     api_users,
@@ -73,11 +76,9 @@ def create_app(settings: Settings | None = None, *, catalog: Catalog | None = No
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
         hub = app.state.hub
         hub.bind(asyncio.get_running_loop())
-        relay = None
-        if engine.dialect.name == "postgresql":  # other web processes may share the queue
-            relay = PgRelay(engine, hub.wake_local, hub.wake_all)
-            hub.relay = relay
-            relay.start()
+        relay = _relay(engine, settings, hub)
+        relay.start()
+        hub.relay = relay
         app.state.relay = relay
         stopping = asyncio.Event()
         tasks = [asyncio.create_task(_requeue_expired_until(stopping, app)),
@@ -87,13 +88,13 @@ def create_app(settings: Settings | None = None, *, catalog: Catalog | None = No
         finally:
             stopping.set()
             await asyncio.gather(*tasks)  # lets work in progress finish with its connection
-            if relay is not None:
-                hub.relay = None
-                await run_in_threadpool(relay.stop)
+            hub.relay = None
+            await run_in_threadpool(relay.stop)
             app.state.pack.close()
             engine.dispose()
 
     app = FastAPI(title="torch-judge", version="0.1.0", lifespan=lifespan,
+                  docs_url=None, redoc_url=None,  # web/routes/api_docs.py serves them locally
                   description="PyTorch training-loop exercises: problems, submissions, "
                               "live judging. Learners' API under /api; workers' under /worker.")
     app.state.settings = settings
@@ -101,13 +102,30 @@ def create_app(settings: Settings | None = None, *, catalog: Catalog | None = No
     app.state.sessionmaker = sessions
     app.state.catalog = catalog
     app.state.store = store
-    app.state.hub = Hub()
+    app.state.hub = hub = Hub()
+    app.state.page_cache = cache = PageCache(settings.page_cache_seconds)
+    hub.on(CHANGED, cache.changed)  # another process wrote (the relay)
+    watch(sessions, cache, publish=lambda: hub.relay and hub.relay.publish(CHANGED))
     app.state.clock = clock
     app.state.templates = make_templates()
     app.state.pack = PackBuilder(settings, catalog)
 
     _assemble(app, settings)
     return app
+
+
+def _relay(engine, settings: Settings, hub: Hub) -> PgRelay | LocalRelay:
+    """Other web processes may share the queue: on PostgreSQL anywhere, on SQLite on this
+    machine (serve --web-processes)."""
+    if engine.dialect.name == "postgresql":
+        return PgRelay(engine, hub.wake_local, hub.wake_all)
+    return LocalRelay(relay_folder(settings.data_dir), hub.wake_local, hub.wake_all)
+
+
+def app_from_env() -> FastAPI:
+    """The app as ``serve --web-processes N`` starts it in each of its processes: settings
+    from the environment (``JUDGE_*``, which ``serve`` sets from its arguments)."""
+    return create_app(Settings())
 
 
 def _assemble(app: FastAPI, settings: Settings) -> None:
@@ -121,7 +139,7 @@ def _assemble(app: FastAPI, settings: Settings) -> None:
     app.mount("/static", StaticFiles(directory=HERE / "static"), name="static")
     for module in (api_users, api_problems, api_submissions, admin_api, worker_api,
                    pages_auth, pages_problems, pages_submissions, pages_board, admin_pages,
-                   admin_users, health):
+                   admin_users, health, api_docs):
         app.include_router(module.router)
 
 
@@ -170,7 +188,13 @@ class SecurityHeaders:
     CSP = ("default-src 'self'; script-src 'self'; style-src 'self' 'unsafe-inline'; "
            "img-src 'self' data: https:; connect-src 'self'; frame-ancestors 'none'; "
            "base-uri 'none'; form-action 'self'")
-    OPENAPI_PAGES = ("/docs", "/redoc")  # FastAPI's API explorer loads its UI from a CDN
+    # /docs and /redoc (web/routes/api_docs.py): FastAPI's pages start Swagger UI / ReDoc
+    # with an inline script (no user content on them); everything else from this site only
+    DOCS_CSP = ("default-src 'self'; script-src 'self' 'unsafe-inline'; "
+                "style-src 'self' 'unsafe-inline'; img-src 'self' data:; font-src 'self' data:; "
+                "worker-src 'self' blob:; connect-src 'self'; frame-ancestors 'none'; "
+                "base-uri 'none'; form-action 'self'")
+    OPENAPI_PAGES = ("/docs", "/redoc")
 
     def __init__(self, app: ASGIApp) -> None:
         self.app = app
@@ -178,15 +202,14 @@ class SecurityHeaders:
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
             return await self.app(scope, receive, send)
-        csp = not scope["path"].startswith(self.OPENAPI_PAGES)
+        csp = self.DOCS_CSP if scope["path"] in self.OPENAPI_PAGES else self.CSP
 
         async def with_headers(message: Message) -> None:
             if message["type"] == "http.response.start":
                 headers = list(message.get("headers", []))
                 headers += [(b"x-content-type-options", b"nosniff"),
                             (b"referrer-policy", b"same-origin")]
-                if csp:
-                    headers.append((b"content-security-policy", self.CSP.encode()))
+                headers.append((b"content-security-policy", csp.encode()))
                 message = {**message, "headers": headers}
             await send(message)
 

@@ -31,6 +31,9 @@ class Settings(BaseSettings):
     submissions_in_flight: int = Field(default=1, ge=1)
     lease_seconds: float = Field(default=60.0, gt=0)
     claim_wait_seconds: float = Field(default=20.0, ge=0)
+    # the longest a cached page part (leaderboard, acceptance, a judged submission) is kept
+    # when no change is announced to this process (web.page_cache)
+    page_cache_seconds: float = Field(default=2.0, ge=0)
     token_days: int = Field(default=30, ge=1)
     session_days: int = Field(default=14, ge=1)
     cookie_secure: bool = False

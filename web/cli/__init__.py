@@ -44,6 +44,9 @@ def add_serve(sub) -> None:
                    help="local worker processes (default 1: speed checks are measured "
                         "honestly only when jobs do not compete for the CPU)")
     p.add_argument("--gpu", default="auto", help="auto (worker i takes GPU i), none")
+    p.add_argument("--web-processes", type=int, default=1, metavar="N",
+                   help="uvicorn processes serving the app on the port (default 1; more "
+                        "use more cores for pages: docs/deploy.md, 'Capacity')")
     p.add_argument("--data-dir", help="database and files (default: $JUDGE_DATA_DIR or ./data)")
     p.add_argument("--access-log", action="store_true", help="log every request")
     p.add_argument("--no-pack-prebuild", action="store_true",

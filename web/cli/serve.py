@@ -97,8 +97,10 @@ def cmd_serve(args: argparse.Namespace) -> int:
         overrides["data_dir"] = Path(args.data_dir)
     if args.problems:
         overrides["problems_dir"] = Path(args.problems)
+    if args.web_processes < 1:
+        raise UsageError("--web-processes must be at least 1")
     settings = Settings(**overrides).prepare()
-    app = create_app(settings)
+    app = create_app(settings)  # migrates and seeds once, before any other process starts
 
     connect = "127.0.0.1" if args.host in ("0.0.0.0", "::", "") else args.host
     server_url = f"http://{connect}:{args.port}"
@@ -109,6 +111,8 @@ def cmd_serve(args: argparse.Namespace) -> int:
                "--gpu", args.gpu, "--store", str(settings.bank_dir.resolve())] + (
         ["--no-sandbox"] if no_sandbox else [])
     supervisor = Supervisor(args.workers, command, env)
+    if args.web_processes > 1:
+        return _serve_processes(args, settings, supervisor)
     config = uvicorn.Config(app, host=args.host, port=args.port, log_level="info",
                             timeout_graceful_shutdown=3, access_log=args.access_log)
     server = make_server(config, on_exit=supervisor.stop)
@@ -124,6 +128,32 @@ def cmd_serve(args: argparse.Namespace) -> int:
         prebuild.start()
     try:
         server.run()
+    finally:
+        supervisor.stop()
+    return 0
+
+
+def _serve_processes(args: argparse.Namespace, settings: Settings,
+                     supervisor: Supervisor) -> int:
+    """uvicorn's process manager: ``--web-processes`` processes on one socket, each building
+    the app from the environment (this process's settings, exported). Their hubs reach
+    each other through the database's relay (PostgreSQL) or Unix sockets (SQLite,
+    web.local_relay). The practice pack is built on its first download."""
+    os.environ.update({
+        "JUDGE_DATA_DIR": str(settings.data_dir.resolve()),
+        "JUDGE_NO_SANDBOX": "1" if settings.no_sandbox else "0",
+        **({"JUDGE_PROBLEMS_DIR": str(settings.problems_dir.resolve())}
+           if settings.problems_dir else {}),
+    })
+    log.info("serving on http://%s:%d with %d web processes and %d worker(s); data in %s",
+             args.host, args.port, args.web_processes, args.workers,
+             settings.data_dir.resolve())
+    if args.workers:
+        supervisor.start()
+    try:
+        uvicorn.run("web.main:app_from_env", factory=True, host=args.host, port=args.port,
+                    workers=args.web_processes, log_level="info",
+                    timeout_graceful_shutdown=3, access_log=args.access_log)
     finally:
         supervisor.stop()
     return 0

@@ -84,6 +84,9 @@ def problem_submissions(db: Session, slug: str, limit: int = 200) -> list[Submis
 
 
 def events_after(db: Session, sid: int, after_id: int) -> list[JobEvent]:
-    return list(db.scalars(select(JobEvent).where(JobEvent.submission_id == sid,
-                                                  JobEvent.id > after_id)
+    """A submission's judging events after an id (a rank job's are not the judging's:
+    ``web.data.ranking.rank_events``)."""
+    return list(db.scalars(select(JobEvent).join(Job, Job.id == JobEvent.job_id)
+                           .where(JobEvent.submission_id == sid, JobEvent.id > after_id,
+                                  Job.kind != "rank")
                            .order_by(JobEvent.id)))

@@ -12,7 +12,7 @@ from fastapi import APIRouter, Request
 from judge.i18n import T
 from web.catalog import ProblemView
 from web.data import standings
-from web.deps import CatalogDep, Reader, SessionDep
+from web.deps import CacheDep, CatalogDep, Reader, SessionDep
 from web.errors import NotFound
 from web.language import request_lang
 
@@ -31,23 +31,24 @@ def summary(p: ProblemView, lang: str, stats: tuple[int, int]) -> dict[str, Any]
 
 
 @router.get("")
-def list_problems(request: Request, catalog: CatalogDep, db: SessionDep,
-                  reader: Reader) -> list[dict[str, Any]]:
+def list_problems(request: Request, catalog: CatalogDep, db: SessionDep, reader: Reader,
+                  cache: CacheDep) -> list[dict[str, Any]]:
     """Every problem: number, title, difficulty, tags and acceptance rate."""
     lang = request_lang(request)
-    stats = standings.problem_stats(db)
+    stats = cache.get("problem-stats", lambda: standings.problem_stats(db))
     return [summary(p, lang, stats.get(p.slug, (0, 0))) for p in catalog]
 
 
 @router.get("/{slug}")
 def get_problem(slug: str, request: Request, catalog: CatalogDep, db: SessionDep,
-                reader: Reader) -> dict[str, Any]:
+                reader: Reader, cache: CacheDep) -> dict[str, Any]:
     """One problem: statements (zh and en, Markdown), starter, limits and public examples."""
     p = catalog.get(slug)
     if p is None:
         raise NotFound(T(f"没有这道题：{slug!r}", f"no such problem: {slug!r}"))
     lang = request_lang(request)
-    data = summary(p, lang, standings.problem_stats(db).get(p.slug, (0, 0)))
+    stats = cache.get("problem-stats", lambda: standings.problem_stats(db))
+    data = summary(p, lang, stats.get(p.slug, (0, 0)))
     data.update({
         "version": p.version, "names": list(p.meta.names),
         "statement": {"zh": p.statement("zh"), "en": p.statement("en")},

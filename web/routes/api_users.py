@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Annotated
 
-from fastapi import APIRouter, Depends
+from fastapi import APIRouter, Depends, Request
 from fastapi.security import OAuth2PasswordRequestForm
 from pydantic import BaseModel, Field
 
@@ -12,6 +12,7 @@ from web.account_rules import BAD_LOGIN, CLOSED, DISABLED, TAKEN, check_new_acco
 from web.data import accounts
 from web.deps import Now, SessionDep, SettingsDep
 from web.errors import Conflict, Forbidden, Unauthorized
+from web.language import request_lang
 from web.security import hash_password, new_token, token_hash, verify_password
 
 router = APIRouter(prefix="/api", tags=["accounts"])
@@ -33,13 +34,17 @@ class TokenOut(BaseModel):
 
 
 @router.post("/users", status_code=201, response_model=UserOut)
-def create_user(body: NewUser, db: SessionDep, settings: SettingsDep, now: Now) -> UserOut:
-    """Create an account (username 2-32 letters, digits, _ . -; password 8-256 characters)."""
+def create_user(request: Request, body: NewUser, db: SessionDep, settings: SettingsDep,
+                now: Now) -> UserOut:
+    """Create an account (username 2-32 letters, digits, _ . -; password 8-256 characters).
+    Its language (pages, messages) is the request's: ``?lang=``, else Accept-Language, else
+    Chinese; the site's language link changes it."""
     if not settings.registration_open:
         raise Forbidden(CLOSED)
     username = body.username.strip()
     check_new_account(username, body.password)
-    user = accounts.create_user(db, username, hash_password(body.password), now)
+    user = accounts.create_user(db, username, hash_password(body.password), now,
+                                lang=request_lang(request))
     if user is None:
         raise Conflict(TAKEN)
     return UserOut(id=user.id, username=user.username)

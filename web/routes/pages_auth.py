@@ -1,5 +1,6 @@
-"""Pages: register, log in, log out, and the language switch (remembered per user, or in a
-cookie before logging in). Every POST carries the session's CSRF token."""
+"""Pages: register, log in, log out, and the language switch (remembered per user, and in a
+cookie; web/language.py has the rule). A language chosen before logging in or registering
+is kept: it becomes the account's. Every POST carries the session's CSRF token."""
 
 from __future__ import annotations
 
@@ -8,6 +9,7 @@ from typing import Annotated
 
 from fastapi import APIRouter, Form, Request
 from fastapi.responses import RedirectResponse, Response
+from sqlalchemy.orm import Session
 
 from judge.i18n import T
 from web.account_rules import BAD_LOGIN, CLOSED, DISABLED, TAKEN, check_new_account
@@ -15,7 +17,7 @@ from web.data import accounts
 from web.deps import CsrfChecked, Now, PageUser, SessionDep, SettingsDep
 from web.errors import DomainError
 from web.forms import Utf8FormRoute
-from web.language import page_lang
+from web.language import COOKIE, browser_choice, page_lang
 from web.models import User
 from web.security import hash_password, verify_password
 from web.templating import render
@@ -39,6 +41,23 @@ def log_in(request: Request, user: User) -> None:
     request.session["csrf"] = secrets.token_urlsafe(24)
 
 
+def remember_lang(request: Request, response: Response, lang: str) -> Response:
+    response.set_cookie(COOKIE, lang, max_age=365 * 24 * 3600, samesite="lax",
+                        secure=request.app.state.settings.cookie_secure)
+    return response
+
+
+def logged_in_to(request: Request, db: Session, user: User, next: str) -> Response:
+    """Log in and go on, in the language this browser chose (it becomes the account's),
+    else the account's (which this browser remembers from now on)."""
+    choice = browser_choice(request)
+    if choice is not None and choice != user.lang:
+        accounts.set_lang(db, user, choice)
+    log_in(request, user)
+    return remember_lang(request, RedirectResponse(safe_next(next), status_code=303),
+                         user.lang)
+
+
 @router.get("/login")
 def login_page(request: Request, user: PageUser, next: str = "/") -> Response:
     return render(request, "login.html", user, page_lang(request, user), next=safe_next(next))
@@ -55,8 +74,7 @@ def login(request: Request, db: SessionDep, username: Text, password: Text,
     if user.disabled:
         return render(request, "login.html", None, lang, status=403, next=safe_next(next),
                       error=DISABLED(lang), username=username)
-    log_in(request, user)
-    return RedirectResponse(safe_next(next), status_code=303)
+    return logged_in_to(request, db, user, next)
 
 
 @router.get("/register")
@@ -86,8 +104,7 @@ def register(request: Request, db: SessionDep, settings: SettingsDep, now: Now,
     user = accounts.create_user(db, username, hash_password(password), now, lang=lang)
     if user is None:
         return again(TAKEN, 409)
-    log_in(request, user)
-    return RedirectResponse(safe_next(next), status_code=303)
+    return logged_in_to(request, db, user, next)
 
 
 @router.post("/logout", dependencies=[CsrfChecked])
@@ -106,7 +123,4 @@ def switch_lang(request: Request, user: PageUser, db: SessionDep,
                 next: Text = "/") -> Response:
     if user is not None:
         accounts.set_lang(db, user, lang)
-    response = RedirectResponse(safe_next(next), status_code=303)
-    response.set_cookie("lang", lang, max_age=365 * 24 * 3600, samesite="lax",
-                        secure=request.app.state.settings.cookie_secure)
-    return response
+    return remember_lang(request, RedirectResponse(safe_next(next), status_code=303), lang)

@@ -8,7 +8,7 @@ from starlette.concurrency import run_in_threadpool
 
 from judge.i18n import T
 from web.data import standings
-from web.deps import CatalogDep, PageUser, SessionDep
+from web.deps import CacheDep, CatalogDep, PageUser, SessionDep
 from web.errors import Unavailable
 from web.language import page_lang
 from web.practice_pack import PackError
@@ -18,9 +18,12 @@ router = APIRouter(tags=["pages"], include_in_schema=False)
 
 
 @router.get("/leaderboard")
-def leaderboard(request: Request, user: PageUser, db: SessionDep, catalog: CatalogDep) -> Response:
-    board = standings.leaderboard(db)
-    fastest = [(p, standings.fastest(db, p.slug)) for p in catalog]
+def leaderboard(request: Request, user: PageUser, db: SessionDep, catalog: CatalogDep,
+                cache: CacheDep) -> Response:
+    board = cache.get("leaderboard", lambda: standings.leaderboard(db))
+    fastest = cache.get(("fastest", *(p.version for p in catalog)),
+                        lambda: [(p, standings.fastest(db, p.slug), standings.unranked(db, p.slug))
+                                 for p in catalog])
     return render(request, "leaderboard.html", user, page_lang(request, user), board=board,
                   fastest=fastest)
 

@@ -13,6 +13,7 @@ from web import submitting
 from web.catalog import ProblemView
 from web.data import standings, submissions
 from web.deps import (
+    CacheDep,
     CatalogDep,
     CsrfChecked,
     HubDep,
@@ -39,9 +40,11 @@ def problem_or_404(catalog, slug: str) -> ProblemView:
 
 
 @router.get("/")
-def problem_list(request: Request, user: PageUser, db: SessionDep, catalog: CatalogDep) -> Response:
-    stats = standings.problem_stats(db)
-    mine = standings.user_status(db, user.id) if user else {}
+def problem_list(request: Request, user: PageUser, db: SessionDep, catalog: CatalogDep,
+                 cache: CacheDep) -> Response:
+    stats = cache.get("problem-stats", lambda: standings.problem_stats(db))
+    mine = cache.get(("user-status", user.id),
+                     lambda: standings.user_status(db, user.id)) if user else {}
     rows = [{"p": p, "status": mine.get(p.slug), "stats": stats.get(p.slug, (0, 0))}
             for p in catalog]
     return render(request, "problems.html", user, page_lang(request, user), rows=rows)
@@ -50,7 +53,9 @@ def problem_list(request: Request, user: PageUser, db: SessionDep, catalog: Cata
 def problem_page(request: Request, user, db, p: ProblemView, *, code: str | None = None,
                  error: str | None = None, status: int = 200,
                  headers: dict[str, str] | None = None) -> Response:
-    recent = submissions.user_submissions(db, user.id, problem=p.slug, limit=5) if user else []
+    cache = request.app.state.page_cache
+    recent = cache.get(("recent", user.id, p.slug), lambda: submissions.user_submissions(
+        db, user.id, problem=p.slug, limit=5)) if user else []
     return render(request, "problem.html", user, page_lang(request, user), status=status,
                   headers=headers, p=p, recent=recent, error=error,
                   code=p.starter if code is None else code, code_from_server=code is not None)

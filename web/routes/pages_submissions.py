@@ -8,6 +8,7 @@ from fastapi.responses import Response
 from web.data import submissions
 from web.deps import CatalogDep, LoggedIn, SessionDep
 from web.language import page_lang
+from web.phases import PHASES
 from web.routes.api_submissions import readable, view
 from web.templating import render
 
@@ -21,7 +22,8 @@ def submission(sid: int, request: Request, user: LoggedIn, db: SessionDep,
     sub = readable(db, sid, user)
     lang = page_lang(request, user)
     return render(request, "submission.html", user, lang, sub=sub, p=catalog.get(sub.problem),
-                  data=view(db, sub, user, lang))
+                  data=view(db, sub, user, lang),
+                  phases={name: label(lang) for name, label in PHASES.items()})
 
 
 @router.get("/submissions")

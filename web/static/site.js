@@ -8,3 +8,15 @@ for (const el of document.querySelectorAll("time[datetime]")) {
     });
   }
 }
+
+// Ctrl+Enter (Cmd+Enter) in the plain code box submits, as in the editor (when the editor
+// bundle is missing; the editor hides the textarea and has its own key).
+const codeBox = document.querySelector("textarea[data-editor]");
+if (codeBox) {
+  codeBox.addEventListener("keydown", (event) => {
+    const button = document.getElementById("submit-button");
+    if (event.key !== "Enter" || !(event.ctrlKey || event.metaKey) || !button || !codeBox.form) return;
+    event.preventDefault();
+    codeBox.form.requestSubmit(button);
+  });
+}

@@ -2,14 +2,44 @@
 // mounted over the page's <textarea name="code">, which it keeps in sync so the plain form
 // submit still works. The draft lives in localStorage per problem; "reset" restores the
 // starter. Without this bundle the page keeps the plain textarea (see problem.html).
+// Colours come from the page's CSS custom properties (static/style.css: --bg, --fg, the
+// --syn-* syntax colours as .tok-* classes), so the editor follows the light/dark theme
+// without being rebuilt. Ctrl/Cmd+Enter submits; the skip link "#solve" focuses it.
 import { basicSetup } from "codemirror";
 import { EditorView, keymap } from "@codemirror/view";
 import { EditorState } from "@codemirror/state";
 import { indentWithTab } from "@codemirror/commands";
-import { indentUnit } from "@codemirror/language";
+import { indentUnit, syntaxHighlighting } from "@codemirror/language";
+import { classHighlighter } from "@lezer/highlight";
 import { python } from "@codemirror/lang-python";
 
 const DRAFT_PREFIX = "torch-judge:draft:";
+
+const theme = EditorView.theme({
+  "&": { color: "var(--fg)", backgroundColor: "var(--bg)" },
+  ".cm-content": { caretColor: "var(--fg)" },
+  ".cm-cursor, .cm-dropCursor": { borderLeftColor: "var(--fg)" },
+  ".cm-gutters": { backgroundColor: "var(--panel)", color: "var(--muted)", borderRight: "1px solid var(--line)" },
+  ".cm-activeLine": { backgroundColor: "var(--active-line)" },
+  ".cm-activeLineGutter": { backgroundColor: "var(--soft)", color: "var(--fg)" },
+  "&.cm-focused > .cm-scroller > .cm-selectionLayer .cm-selectionBackground, .cm-selectionBackground, .cm-content ::selection":
+    { backgroundColor: "var(--selection)" },
+  ".cm-matchingBracket, &.cm-focused .cm-matchingBracket": { backgroundColor: "var(--soft)", outline: "1px solid var(--line)" },
+  ".cm-tooltip, .cm-panels": { backgroundColor: "var(--panel)", color: "var(--fg)", border: "1px solid var(--line)" },
+});
+
+// Ctrl+Enter (Cmd+Enter on a Mac) submits the form, as the button does.
+function submitKey(form) {
+  return keymap.of([{
+    key: "Mod-Enter",
+    run: () => {
+      const button = document.getElementById("submit-button");
+      if (!form || !button) return false;
+      form.requestSubmit(button);
+      return true;
+    },
+  }]);
+}
 
 function mount(textarea) {
   const form = textarea.form;
@@ -41,7 +71,10 @@ function mount(textarea) {
     state: EditorState.create({
       doc: initial,
       extensions: [
+        submitKey(form),
         basicSetup,
+        theme,
+        syntaxHighlighting(classHighlighter),
         keymap.of([indentWithTab]),
         indentUnit.of("    "),
         EditorState.tabSize.of(4),
@@ -71,6 +104,9 @@ function mount(textarea) {
     });
   }
   if (form) form.addEventListener("submit", () => { textarea.value = view.state.doc.toString(); });
+  for (const link of document.querySelectorAll('a[href="#solve"]')) {
+    link.addEventListener("click", (event) => { event.preventDefault(); view.focus(); });
+  }
   document.body.classList.add("editor-ready");
   window.judgeEditor = { view, setCode, getCode: () => view.state.doc.toString() };
 }

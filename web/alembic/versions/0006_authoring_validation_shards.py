@@ -7,16 +7,16 @@ order is ``shard`` modulo ``shards``, and the version's report merges them
 (web/data/bank.py). Existing rows are one-shard validations (and judge jobs, which ignore
 the columns).
 
-Revision ID: 0005_authoring
-Revises: 0004
+Revision ID: 0006_authoring
+Revises: 0005 (ranking's)
 Create Date: 2026-12-01
 """
 
 import sqlalchemy as sa
 from alembic import op
 
-revision = "0005_authoring"
-down_revision = "0004"
+revision = "0006_authoring"
+down_revision = "0005"
 branch_labels = None
 depends_on = None
 

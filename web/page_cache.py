@@ -1,0 +1,103 @@
+"""What the busiest pages show, computed once per change instead of once per request.
+
+The leaderboard, the acceptance rates, a learner's progress and a judged submission's view
+change only when a submission, a user or a problem version is written. :func:`watch`
+listens to the app's sessions: a commit that wrote one of those tables (an ORM flush, or
+an UPDATE/DELETE statement) starts a new *generation*, and every cached value of an older
+generation is rebuilt on its next read. On PostgreSQL the change is also published through
+the hub's relay (LISTEN/NOTIFY), so every web process starts a new generation at once.
+Without a relay (several processes on SQLite, or a commit from another program) a value is
+also rebuilt once it is :data:`TTL_S` old: nothing is shown staler than that.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Callable, Hashable
+from typing import Any, TypeVar
+
+from sqlalchemy import event
+from sqlalchemy.orm import ORMExecuteState, Session, sessionmaker
+
+TTL_S = 2.0
+MAX_ENTRIES = 4096  # a crude bound: past it, the oldest half is dropped
+CHANGED = "page-cache"  # the hub key (and relay payload) of a new generation
+WATCHED = frozenset({"submissions", "users", "api_tokens", "problem_versions"})
+
+V = TypeVar("V")
+
+
+class PageCache:
+    """A keyed memo, valid for one generation and at most ``ttl`` seconds."""
+
+    def __init__(self, ttl: float = TTL_S, clock: Callable[[], float] = time.monotonic) -> None:
+        self.ttl, self.clock = ttl, clock
+        self.generation = 0
+        self.entries: dict[Hashable, tuple[int, float, Any]] = {}
+        self.lock = threading.Lock()
+        self.hits = self.misses = 0
+
+    def changed(self) -> None:
+        with self.lock:
+            self.generation += 1
+
+    def get(self, key: Hashable, build: Callable[[], V],
+            keep: Callable[[V], bool] | None = None) -> V:
+        """The value for ``key``, built if missing, of an older generation or too old;
+        kept for the next reads unless ``keep(value)`` says otherwise."""
+        now = self.clock()
+        with self.lock:
+            generation = self.generation
+            entry = self.entries.get(key)
+            if entry is not None and entry[0] == generation and now - entry[1] < self.ttl:
+                self.hits += 1
+                return entry[2]
+            self.misses += 1
+        value = build()  # outside the lock: two readers may both build; both are right
+        if keep is not None and not keep(value):
+            return value
+        with self.lock:
+            if len(self.entries) >= MAX_ENTRIES:
+                for old in sorted(self.entries, key=lambda k: self.entries[k][1])[
+                        :MAX_ENTRIES // 2]:
+                    del self.entries[old]
+            self.entries[key] = (generation, now, value)
+        return value
+
+
+def _tables_written(statement: Any) -> set[str]:
+    table = getattr(statement, "table", None)
+    name = getattr(table, "name", None)
+    return {name} if name else set()
+
+
+def watch(sessions: sessionmaker[Session], cache: PageCache,
+          publish: Callable[[], None] | None = None) -> None:
+    """Start a new generation after every commit of these sessions that wrote a watched
+    table; ``publish`` tells the other processes."""
+
+    @event.listens_for(sessions, "after_flush")
+    def _flushed(session: Session, _context) -> None:
+        for obj in (*session.new, *session.dirty, *session.deleted):
+            table = getattr(obj, "__tablename__", None)
+            if table in WATCHED:
+                session.info["page_cache_dirty"] = True
+                return
+
+    @event.listens_for(sessions, "do_orm_execute")
+    def _executed(state: ORMExecuteState) -> None:
+        if (state.is_update or state.is_delete or state.is_insert) and (
+                _tables_written(state.statement) & WATCHED):
+            state.session.info["page_cache_dirty"] = True
+
+    @event.listens_for(sessions, "after_commit")
+    def _committed(session: Session) -> None:
+        if session.info.pop("page_cache_dirty", False):
+            cache.changed()
+            if publish is not None:
+                publish()
+
+    @event.listens_for(sessions, "after_rollback")
+    def _rolled_back(session: Session) -> None:
+        session.info.pop("page_cache_dirty", None)
