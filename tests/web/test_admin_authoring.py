@@ -407,3 +407,17 @@ def test_the_edit_form_edits_every_text_file(client, admin):
     assert b"# reordered" in new["reference.py"]
     assert b'difficulty = "hard"' in new["problem.toml"]
     assert b"cpu_s = 25.0" in new["problem.toml"]  # the toml's own edit: fields unchanged
+
+
+def test_the_statement_preview_shows_both_languages_whatever_the_admins_language(
+        client, admin, tmp_path):
+    folder = write_problem(tmp_path / "p")
+    (folder / "statement.zh.md").write_text("# 加倍\n\n把每个元素乘以二。\n")
+    (folder / "statement.en.md").write_text("# Double\n\nMultiply every element by two.\n")
+    vid = version_id(upload(client, package_zip(folder)))
+    for lang in ("zh", "en"):
+        client.post("/lang", data={"lang": lang, "csrf_token": csrf(client, "/admin/problems")})
+        page = client.get(f"/admin/versions/{vid}").text
+        zh = page[page.index('id="statement-preview-zh"'):page.index('id="statement-preview-en"')]
+        en = page[page.index('id="statement-preview-en"'):]
+        assert "把每个元素乘以二。" in zh and "Multiply every element by two." in en
