@@ -41,6 +41,7 @@ from judge.testing import (
     CaseSpec,
     Ctx,
     ReferenceFailed,
+    as_reference,
     case_seed,
 )
 from judge.trust import runs_confined
@@ -247,7 +248,8 @@ def _grade(problem: Problem, code: str, launcher: Launcher, options: Options, re
         # Only the reference's session gets here: the package is broken.
         report.verdict = Verdict.INTERNAL_ERROR
         report.message = REFERENCE_BROKE
-        report.detail = T(f"参考解答无法运行：{e}", f"the reference could not run: {e}")
+        why = as_reference(str(e) if not isinstance(e, ImportFailed) else e.describe().en)
+        report.detail = T(f"参考解答无法运行：{why}", f"the reference could not run: {why}")
         log.error("reference failed for %s: %s", problem.slug, e)
     except Exception as e:
         log.exception("internal error grading %s", problem.slug)

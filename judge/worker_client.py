@@ -51,6 +51,10 @@ class Claimed:
     attempt: int = 1
     kind: str = "judge"
     version_id: int | None = None
+    # a validation split across workers: this job judges the files whose index is shard
+    # modulo shards (judge/shards.py)
+    shard: int = 0
+    shards: int = 1
 
 
 class WorkerClient:

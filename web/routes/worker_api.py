@@ -88,7 +88,8 @@ async def claim(body: ClaimRequest, request: Request, hub: HubDep,
                 assert version is not None
                 return {**common, "version_id": version.id, "submission_id": None,
                         "problem": version.problem.slug,
-                        "problem_version": version.content_hash, "code": ""}
+                        "problem_version": version.content_hash, "code": "",
+                        "shard": job.shard, "shards": job.shards}
             sub = job.submission
             assert sub is not None
             return {**common, "submission_id": sub.id, "problem": sub.problem,
