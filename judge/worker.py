@@ -62,6 +62,11 @@ MAX_ATTEMPTS = 5
 Grade = Callable[..., Any]  # judge.grader.grade's signature
 
 
+class GaveWay(BaseException):
+    """A rank job stopped to let other work go first. A BaseException: the grader turns
+    every Exception into a verdict, and this must reach the worker's loop instead."""
+
+
 class Worker:
     def __init__(self, client: WorkerClient, launcher, problems: Problems, *,
                  name: str, gpu: int | None = None, capabilities: dict[str, Any] | None = None,
@@ -157,7 +162,12 @@ class Worker:
         try:
             work = self.validate if job.kind == "validate" else self.grade
             try:
-                report = work(job, keeper.push)
+                report = work(job, self._progress(job, keeper))
+            except GaveWay:
+                log.info("job %s: other work is waiting; giving the rank job back", job.job_id)
+                keeper.close()
+                self._release(job)
+                return
             except httpx.HTTPError as e:  # the package download met a server restarting
                 unreachable = e
             except Exception as e:  # a bug (or a download that failed): say so, go on
@@ -174,6 +184,21 @@ class Worker:
         if keeper.lost:
             return
         self.send_result(job, report)
+
+    def _progress(self, job: Claimed, keeper: LeaseKeeper) -> Callable[[dict[str, Any]], None]:
+        """Where a job's progress goes: to the server. A rank job stops at its next event
+        once the server has asked it to give way (a live submission, a validation or a
+        rejudge is waiting): it is released and judged again later."""
+        if job.kind != "rank":
+            return keeper.push
+        asked = getattr(self.client, "yield_asked", set())
+
+        def push(event: dict[str, Any]) -> None:
+            keeper.push(event)
+            if job.job_id in asked:
+                raise GaveWay(job.job_id)
+
+        return push
 
     def _failed(self, job: Claimed, message: T) -> dict[str, Any]:
         """The result of a job that could not be judged (the judge's fault)."""

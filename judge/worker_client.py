@@ -66,6 +66,9 @@ class WorkerClient:
         timeout = httpx.Timeout(30.0, read=CLAIM_WAIT_MAX_S + 30.0)
         self.http = http or httpx.Client(base_url=server.rstrip("/"), timeout=timeout)
         self.headers = {"Authorization": f"Bearer {token}"}
+        # jobs the server asked to give way (a rank job while other work waits): the
+        # answers to renew and events say so
+        self.yield_asked: set[int] = set()
 
     def _post(self, path: str, body: dict[str, Any]):
         response = self.http.post(path, json=json_safe(body), headers=self.headers)
@@ -98,7 +101,10 @@ class WorkerClient:
         if r.status_code == 409:
             return None
         r.raise_for_status()
-        return r.json()
+        answer = r.json()
+        if isinstance(answer, dict) and answer.get("yield"):
+            self.yield_asked.add(job.job_id)
+        return answer
 
     def renew(self, job: Claimed) -> bool:
         return self._leased(job, "renew") is not None

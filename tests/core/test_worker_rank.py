@@ -4,6 +4,8 @@ normal report."""
 
 from __future__ import annotations
 
+import time
+
 from judge.events import Phase
 from judge.grader import Options
 from judge.report import Report, ThroughputResult
@@ -79,3 +81,55 @@ def test_a_judge_job_is_graded_for_the_verdict():
     (options,), (posted,), _ = _run("judge")
     assert options.speed == "verdict"
     assert posted["throughput"][0]["refined"] is False
+
+
+def test_a_rank_job_gives_way_when_the_server_asks_and_is_released_not_reported():
+    """The server answers a rank job's events with ``yield`` while other work waits: the
+    worker stops it at its next event and releases it; nothing is posted as its result.
+    A judge job is never stopped so."""
+    graded: list[str] = []
+
+    class Asking(FakeClient):
+        def __init__(self) -> None:
+            super().__init__()
+            self.yield_asked: set[int] = set()
+            self.released: list[int] = []
+
+        def events(self, job, events) -> bool:
+            self.yield_asked.add(job.job_id)  # as WorkerClient does on {"yield": true}
+            return super().events(job, events)
+
+        def release(self, job) -> bool:
+            self.released.append(job.job_id)
+            return True
+
+    def grade(problem, code, launcher, options, on_progress):
+        for i in range(50):
+            on_progress(Phase("ranking"))
+            time.sleep(0.02)  # the keeper posts the event; the answer asks to give way
+            graded.append(f"{options.speed}:{i}")
+        return Report(Verdict.ACCEPTED, "p", 1, "none")
+
+    client = Asking()
+    Worker(client, None, Bank(FakeProblem()), name="t", grade=grade).judge(_job("rank"))  # type: ignore[arg-type]
+    assert client.released == [3] and client.results == []
+    assert len(graded) < 50, "the rank job ran to its end"
+    client = Asking()
+    Worker(client, None, Bank(FakeProblem()), name="t", grade=grade).judge(_job("judge"))  # type: ignore[arg-type]
+    assert client.released == [] and len(client.results) == 1
+
+
+def test_the_client_remembers_which_jobs_the_server_asked_to_give_way():
+    import httpx
+
+    from judge.worker_client import WorkerClient
+
+    def answer(request: httpx.Request) -> httpx.Response:
+        return httpx.Response(200, json={"lease_seconds": 30, "yield": "renew" in str(request.url)})
+
+    client = WorkerClient("http://judge", "tok",
+                          http=httpx.Client(base_url="http://judge",
+                                            transport=httpx.MockTransport(answer)))
+    job = _job("rank")
+    assert client.events(job, []) and 3 not in client.yield_asked
+    assert client.renew(job) and 3 in client.yield_asked
