@@ -179,7 +179,7 @@ class Worker:
         return _internal_error(job, message).to_json("zh")
 
     def grade(self, job: Claimed, on_progress: Callable[[dict[str, Any]], None]) -> dict:
-        from judge.grader import Options, grade
+        from judge.grader import grade
         from judge.report import Report
 
         problem = self.problems.get(job.problem, job.problem_version)
@@ -189,7 +189,7 @@ class Worker:
                                           f"{job.problem}")).to_json("zh")
         try:
             report: Report = (self._grade or grade)(
-                problem, job.code, self.launcher, Options(cuda=self.gpu is not None),
+                problem, job.code, self.launcher, grade_options(job, self.gpu is not None),
                 on_progress=lambda event: on_progress(event.to_json()))
         except Exception as e:  # grade() should never raise; if it does, say so
             log.exception("grading submission %s crashed", job.submission_id)
@@ -272,6 +272,16 @@ class Worker:
             log.info("released job %s back to the queue", job.job_id)
         except Exception as e:  # HTTP, Fatal, anything: the lease expires by itself
             log.warning("could not release job %s (%s); its lease will expire", job.job_id, e)
+
+
+def grade_options(job: Claimed, cuda: bool):
+    """How a job is graded: a "Run examples" job (``kind="run"``) on the public cases only
+    and with no speed check; a submission on every case, speed checks included."""
+    from judge.grader import Options
+
+    if job.kind == "run":
+        return Options(cuda=cuda, public_only=True, throughput=False)
+    return Options(cuda=cuda)
 
 
 def _refused(error: str) -> dict[str, Any]:

@@ -39,7 +39,8 @@ class Unregistered(Exception):
 @dataclass(frozen=True)
 class Claimed:
     """A claimed job: judge a submission (``kind="judge"``), or validate a problem version
-    like ``python -m judge check`` (``kind="validate"``: no submission, no code)."""
+    like ``python -m judge check`` (``kind="validate"``: no submission, no code), or run code
+    on the public cases only (``kind="run"``: "Run examples", no submission)."""
 
     job_id: int
     lease_token: str
@@ -51,6 +52,7 @@ class Claimed:
     attempt: int = 1
     kind: str = "judge"
     version_id: int | None = None
+    run_id: int | None = None  # kind="run": "Run examples", public cases only
 
 
 class WorkerClient:

@@ -33,6 +33,7 @@ from web.routes import (
     admin_users,
     api_docs,
     api_problems,
+    api_runs,
     api_submissions,
     api_users,
     health,
@@ -135,9 +136,9 @@ def _assemble(app: FastAPI, settings: Settings) -> None:
                        same_site="lax", https_only=settings.cookie_secure)
     error_handlers.install(app)
     app.mount("/static", StaticFiles(directory=HERE / "static"), name="static")
-    for module in (api_users, api_problems, api_submissions, admin_api, worker_api,
-                   pages_auth, pages_problems, pages_submissions, pages_board, admin_pages,
-                   admin_users, health, api_docs):
+    for module in (api_users, api_problems, api_submissions, api_runs, admin_api,
+                   worker_api, pages_auth, pages_problems, pages_submissions, pages_board,
+                   admin_pages, admin_users, health, api_docs):
         app.include_router(module.router)
 
 

@@ -19,7 +19,7 @@ from sqlalchemy.orm import Session
 
 from judge.events import Event
 from judge.package import Problem
-from web.data import bank, workers
+from web.data import bank, runs, workers
 from web.db import rows_changed
 from web.models import (
     Job,
@@ -33,7 +33,8 @@ MAX_ATTEMPTS = 3  # a job whose lease expired this many times is ended as intern
 
 
 # Queue priorities (higher first): live submissions 0; validations -5 (an admin is
-# waiting, but learners come first); rejudges -10 (nobody is waiting).
+# waiting, but learners come first); rejudges -10 (nobody is waiting). "Run examples"
+# jobs (web.data.runs.RUN_PRIORITY) come before live submissions.
 VALIDATE_PRIORITY = -5
 
 
@@ -120,6 +121,9 @@ def requeue_expired(db: Session, now: datetime) -> list[int]:
         if job.kind == "validate":
             _version_back(db, job, now, give_up)
             continue
+        if job.kind == "run":
+            runs.back(db, job, now, give_up)
+            continue
         values: dict[str, Any] = {"status": "queued"}
         if give_up:
             values = {"status": "done", "verdict": "internal_error", "passed": 0, "total": 0,
@@ -184,6 +188,8 @@ def claim(db: Session, worker_id: int, gpu: bool, now: datetime, lease_s: float)
     if job.kind == "validate":
         db.execute(update(ProblemVersion).where(ProblemVersion.id == job.version_id)
                    .values(status="validating"))
+    elif job.kind == "run":
+        runs.claimed(db, job)
     else:
         db.execute(update(Submission).where(Submission.id == job.submission_id,
                                             Submission.status != "done")
@@ -223,6 +229,8 @@ def add_events(db: Session, job_id: int, token: str, now: datetime,
     if job.kind == "validate":
         for event in events:
             bank.validation_progress(db, job.version_id or 0, event)
+    elif job.kind == "run":
+        runs.add_events(db, job, events, now)
     else:
         # the learner's view: no seed, hidden tests without message or output
         db.add_all(JobEvent(job_id=job_id, submission_id=job.submission_id,
@@ -249,6 +257,8 @@ def finish(db: Session, job_id: int, token: str, now: datetime,
     assert job is not None
     if job.kind == "validate":
         bank.validation_finished(db, job.version_id or 0, result, now)
+    elif job.kind == "run":
+        runs.finished(db, job, result, now)
     else:
         db.execute(update(Submission).where(Submission.id == job.submission_id)
                    .values(status="done", report=result, judged_at=now, **summary))
@@ -289,6 +299,8 @@ def release(db: Session, job_id: int, token: str, now: datetime) -> Job | None:
     db.execute(delete(JobEvent).where(JobEvent.job_id == job_id))
     if job.kind == "validate":
         _version_back(db, job, now, give_up=False)
+    elif job.kind == "run":
+        runs.back(db, job, now, give_up=False)
     else:
         db.execute(update(Submission).where(Submission.id == job.submission_id,
                                             Submission.status != "done")

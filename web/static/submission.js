@@ -116,7 +116,9 @@
     },
   };
 
-  const source = new EventSource(`/api/submissions/${root.dataset.id}/events?lang=${root.dataset.lang}`);
+  // data-events: another stream of the same events (the problem page's "Run examples")
+  const events = root.dataset.events || `/api/submissions/${root.dataset.id}/events`;
+  const source = new EventSource(`${events}?lang=${root.dataset.lang}`);
   source.onmessage = (message) => {
     let ev;
     try { ev = JSON.parse(message.data); } catch { return; }
