@@ -13,6 +13,8 @@ API_ROUTES = {
     ("post", "/api/users"), ("post", "/api/token"), ("get", "/api/problems"),
     ("get", "/api/problems/{slug}"), ("post", "/api/submissions"),
     ("get", "/api/submissions/{sid}"), ("get", "/api/submissions/{sid}/events"),
+    # "Run examples" (tests/web/test_runs.py)
+    ("post", "/api/runs"), ("get", "/api/runs/{rid}"), ("get", "/api/runs/{rid}/events"),
     # admins (tests/web/test_admin_authz.py walks them as anonymous and as a learner)
     ("get", "/api/admin/problems"), ("post", "/api/admin/problems"),
     ("get", "/api/admin/versions/{vid}"), ("get", "/api/admin/versions/{vid}/events"),
