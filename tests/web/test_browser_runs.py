@@ -63,6 +63,11 @@ def test_run_examples_from_the_problem_page(page, server, page_errors):
                            timeout=120_000)
     assert page.locator("#run-result tr.test .verdict[data-verdict=accepted]").count() == 0
     shot(page, "run-examples-refused")
+    page.set_viewport_size({"width": 390, "height": 900})  # a phone: nothing scrolls sideways
+    assert page.evaluate("document.scrollingElement.scrollWidth <= innerWidth")
+    assert page.evaluate("() => [...document.querySelectorAll('#run-result .verdict')]"
+                         ".every((e) => e.getBoundingClientRect().right <= innerWidth)")
+    shot(page, "run-examples-390")
 
     page.goto("/submissions")
     assert "还没有提交" in page.text_content("main")
