@@ -24,7 +24,8 @@ def start_run(db: Session, settings: Settings, catalog: Catalog, hub: Hub, user:
     try:
         run = runs.add_run(db, user, problem.slug, problem.version, code, now,
                            settings.runs_per_minute, settings.runs_in_flight,
-                           needs_gpu=problem.needs_gpu, prefers_gpu=problem.prefers_gpu)
+                           needs_gpu=problem.needs_gpu, prefers_gpu=problem.prefers_gpu,
+                           keep=settings.runs_kept)
     except runs.RunLimited as e:
         raise _limited(e, settings) from None
     hub.notify("queue")

@@ -32,6 +32,7 @@ class Settings(BaseSettings):
     # "Run examples" (public cases only, no record): its own limits, per user
     runs_per_minute: int = Field(default=10, ge=1)
     runs_in_flight: int = Field(default=1, ge=1)
+    runs_kept: int = Field(default=20, ge=1)
     lease_seconds: float = Field(default=60.0, gt=0)
     claim_wait_seconds: float = Field(default=20.0, ge=0)
     # the longest a cached page part (leaderboard, acceptance, a judged submission) is kept

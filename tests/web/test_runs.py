@@ -187,3 +187,25 @@ def test_a_lost_run_goes_back_and_is_given_up_on(client, alice, worker, clock):
     run = client.get(f"/api/runs/{rid}?lang=en", headers=alice).json()
     assert run["status"] == "done" and run["verdict"] == "internal_error"
     assert "worker was lost" in run["message"]
+
+
+def test_only_the_newest_runs_are_kept(settings, clock):
+    from fastapi.testclient import TestClient
+
+    from judge.worker_client import WorkerClient
+
+    app = create_app(settings.model_copy(update={"runs_kept": 2, "runs_per_minute": 50}),
+                     clock=clock)
+    with TestClient(app) as client:
+        alice, bob = make_user(client, "alice"), make_user(client, "bob")
+        worker = WorkerClient("", "worker-secret", http=client)
+        start_run(client, bob)
+        play_run(worker)
+        for _ in range(4):
+            assert start_run(client, alice).status_code == 202
+            play_run(worker)
+        # alice's newest two (the last one started pruned the older ones); bob's is his own
+        assert rows(app, "select id from runs order by id") == [(1,), (4,), (5,)]
+        assert rows(app, "select run_id from jobs order by run_id") == [(1,), (4,), (5,)]
+        assert client.get("/api/runs/2", headers=alice).status_code == 404
+    app.state.engine.dispose()

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any
 
-from sqlalchemy import func, select, update
+from sqlalchemy import delete, func, select, update
 from sqlalchemy.orm import Session
 
 from judge.events import Event
@@ -41,9 +41,10 @@ class RunLimited(Exception):
 
 def add_run(db: Session, user: User, problem: str, version: str, code: str, now: datetime,
             per_minute: int, in_flight_max: int, *, needs_gpu: bool = False,
-            prefers_gpu: bool = False) -> Run:
+            prefers_gpu: bool = False, keep: int = 20) -> Run:
     """Store a run and its job, or raise RunLimited with nothing stored (the rows go in
-    first and the limits are counted after, in one transaction, as for submissions)."""
+    first and the limits are counted after, in one transaction, as for submissions).
+    Runs are throw-away: only the user's ``keep`` newest finished ones are kept."""
     db.execute(select(User.id).where(User.id == user.id).with_for_update())
     run = Run(user_id=user.id, problem=problem, problem_version=version, code=code,
               status="queued", created_at=now)
@@ -64,8 +65,19 @@ def add_run(db: Session, user: User, problem: str, version: str, code: str, now:
     if len(recent) > per_minute:
         db.rollback()
         raise RunLimited("per_minute", max(1, int((recent[0] - since).total_seconds()) + 1))
+    _prune(db, user.id, keep)
     db.commit()
     return run
+
+
+def _prune(db: Session, user_id: int, keep: int) -> None:
+    """Delete the user's finished runs (and their jobs) but the ``keep`` newest."""
+    newest = select(Run.id).where(Run.user_id == user_id).order_by(Run.id.desc()).limit(keep)
+    old = list(db.scalars(select(Run.id).where(Run.user_id == user_id, Run.status == "done",
+                                               Run.id.not_in(newest.scalar_subquery()))))
+    if old:
+        db.execute(delete(Job).where(Job.run_id.in_(old)))
+        db.execute(delete(Run).where(Run.id.in_(old)))
 
 
 def get_run(db: Session, rid: int) -> Run | None:
