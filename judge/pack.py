@@ -3,8 +3,9 @@
 What goes in: the CLI, the judge modules it imports (standard library and torch only), and
 for each problem its ``problem.toml``, statements, starter, fixture, ``tests.py`` with the
 hidden cases cut out, and ``expected.bin`` (the reference's answers to the public cases,
-see :mod:`judge.expected`). What never goes in: ``reference.py``, hidden cases,
-``submissions/``.
+see :mod:`judge.expected`). What never goes in: ``reference.py``, the solution's
+explanation (``solution.*.md``), hidden cases, ``submissions/``: only the files named in
+``PUBLIC_FILES`` are copied.
 """
 
 from __future__ import annotations

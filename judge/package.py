@@ -4,6 +4,8 @@ A package is a folder (see ``problems/_template/`` for every field, commented)::
 
     problem.toml  statement.zh.md  statement.en.md  starter.py  reference.py  tests.py
     fixture.py (scenario problems)  submissions/<expected_verdict>/*.py
+    solution.zh.md  solution.en.md (optional, both or neither: the reference explained,
+                                    shown on the site only to those who solved it)
 
 Loading checks the schema and that the files exist; ``python -m judge check`` then proves
 that the tests accept the reference, reject the starter and give every fixture in
@@ -38,6 +40,8 @@ REQUIRED_FILES = ("problem.toml", "statement.zh.md", "statement.en.md", "starter
                   "tests.py")
 # A full package has the reference; a practice pack's public copy has expected.bin instead.
 REFERENCE_OR_RECORDING = ("reference.py", "expected.bin")
+# Optional; a package has both or neither. Like reference.py, never in a practice pack.
+SOLUTION_FILES = ("solution.zh.md", "solution.en.md")
 HASHED_SUFFIXES = {".toml", ".md", ".py", ".txt", ".json"}
 
 
@@ -160,6 +164,16 @@ class Problem:
         return self.read("starter.py")
 
     @property
+    def has_solution(self) -> bool:
+        return (self.dir / SOLUTION_FILES[0]).is_file()
+
+    def solution(self, lang: str) -> str | None:
+        """The explanation of the reference (Markdown), or None when the package has none."""
+        if not self.has_solution:
+            return None
+        return self.read(f"solution.{'en' if lang == 'en' else 'zh'}.md")
+
+    @property
     def fixture_path(self) -> Path | None:
         path = self.dir / "fixture.py"
         return path if path.is_file() else None
@@ -240,6 +254,11 @@ def load_problem(folder: Path, *, named_by_slug: bool = True) -> Problem:
     missing = [n for n in REQUIRED_FILES if not (folder / n).is_file()]
     if not any((folder / n).is_file() for n in REFERENCE_OR_RECORDING):
         missing.append("reference.py")
+    solutions = [n for n in SOLUTION_FILES if (folder / n).is_file()]
+    if len(solutions) == 1:
+        other = next(n for n in SOLUTION_FILES if n not in solutions)
+        missing.append(f"{other} (a solution is written in both languages, "
+                       f"like the statement)")
     if missing:
         raise PackageError(f"{folder.name}: missing {', '.join(missing)}")
     meta = parse_meta((folder / "problem.toml").read_text(encoding="utf-8"),

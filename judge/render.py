@@ -70,7 +70,9 @@ def render(report: Report, lang: str, *, show_hidden_messages: bool = True,
         if case_lines:
             lines.append(case_line(t, lang, name_width))
         elif shown or (t.output and t.verdict is not Verdict.ACCEPTED):
-            lines.append(f" {paint('✗', '31')} {t.name}")
+            # a passing public case's note follows a ✓, a failure's message a ✗
+            mark, color = MARKS.get(t.verdict, ("✗", "31"))
+            lines.append(f" {paint(mark, color)} {t.name}")
         if shown:
             lines.append(indent(t.message(lang)))
         if t.output and t.verdict is not Verdict.ACCEPTED:

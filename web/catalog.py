@@ -81,6 +81,25 @@ class ProblemView:
             self._html[lang] = markdown.render(self.statement(lang))
         return self._html[lang]
 
+    @property
+    def has_solution(self) -> bool:
+        return self.problem.has_solution
+
+    def solution_html(self, lang: str) -> str | None:
+        """The explanation of the reference, sanitised like the statement (web.solutions
+        shows it only to those who solved the problem)."""
+        key = f"solution.{lang}"
+        if key not in self._html:
+            text = self.problem.solution(lang)
+            self._html[key] = "" if text is None else markdown.render(text)
+        return self._html[key] or None
+
+    @cached_property
+    def reference(self) -> str | None:
+        """reference.py's source (a stored bank package always has one)."""
+        path = self.problem.dir / "reference.py"
+        return path.read_text(encoding="utf-8") if path.is_file() else None
+
     def check_titles(self, lang: str) -> dict[str, str]:
         """The speed checks' titles, by the name a worker's ``running`` event gives them
         (``throughput:<name>``); a check without a title is named by its name."""

@@ -70,8 +70,30 @@ MISSING_TOKEN = T("缺少登录令牌：先 POST /api/token 取得 access_token�
                   "Authorization: Bearer <token>")
 
 
+def cached_user(request: Request, db: Session, key: tuple,
+                load: Callable[[], User | None]) -> User | None:
+    """Who a token or a session names, looked up once per page-cache generation (a write
+    to ``users`` or ``api_tokens`` starts one, web/page_cache.py) and attached to this
+    request's session without a query (``merge(load=False)``). A token that expires is
+    refused at most the cache's TTL (2 s) late."""
+    def build() -> User | None:
+        user = load()
+        if user is not None:
+            db.expunge(user)
+        return user
+
+    cached = request.app.state.page_cache.get(key, build)
+    return None if cached is None else db.merge(cached, load=False)
+
+
+def user_for_token(request: Request, db: Session, now: datetime, token: str) -> User | None:
+    digest = token_hash(token)
+    return cached_user(request, db, ("token", digest),
+                       lambda: accounts.user_for_token(db, digest, now))
+
+
 def _from_token(request: Request, db: Session, now: datetime, token: str) -> User:
-    user = accounts.user_for_token(db, token_hash(token), now)
+    user = user_for_token(request, db, now, token)
     if user is None:
         raise Unauthorized(T("登录令牌无效或已过期，请重新获取",
                                  "invalid or expired token; get a new one"))
@@ -81,7 +103,8 @@ def _from_token(request: Request, db: Session, now: datetime, token: str) -> Use
 
 def _from_session(request: Request, db: Session) -> User | None:
     uid = request.session.get("uid")
-    user = db.get(User, uid) if isinstance(uid, int) else None
+    user = cached_user(request, db, ("user", uid),
+                       lambda: db.get(User, uid)) if isinstance(uid, int) else None
     # disabled since logging in, or logged out since (a copy of the cookie): logged out
     if user is not None and (user.disabled
                              or request.session.get("gen", 0) != user.session_gen):
@@ -131,7 +154,7 @@ def reader(request: Request, db: SessionDep, now: Now,
     """Who reads a public route, if anyone says: their saved language answers it. A token
     that is not valid (any more) is ignored here: the data is public."""
     if token:
-        user = accounts.user_for_token(db, token_hash(token), now)
+        user = user_for_token(request, db, now, token)
         if user is not None:
             request.state.lang = user.lang
         return user

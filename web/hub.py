@@ -25,7 +25,8 @@ class Hub:
         self.loop: asyncio.AbstractEventLoop | None = None
         self.waiters: dict[Hashable, set[asyncio.Future]] = {}
         self.relay: Relay | None = None
-        # called on the loop whenever a key is woken, here or by the relay (web.page_cache)
+        # called (in the waking thread, thread-safe) whenever a key is woken here or by the
+        # relay: web.page_cache's new generation
         self.listeners: dict[Hashable, list[Callable[[], None]]] = {}
 
     def on(self, key: Hashable, listener: Callable[[], None]) -> None:
@@ -41,10 +42,15 @@ class Hub:
             self.relay.publish(key)
 
     def wake_local(self, key: Hashable) -> None:
+        for listener in self.listeners.get(key, ()):
+            listener()  # at once, in the caller's thread (the relay's)
         self._on_loop(self._wake, key)
 
     def wake_all(self) -> None:
         """Every waiter of this process (the relay missed an unknown number of wake-ups)."""
+        for group in list(self.listeners.values()):
+            for listener in group:
+                listener()
         self._on_loop(self._wake_all)
 
     def _on_loop(self, fn, *args) -> None:
@@ -64,14 +70,12 @@ class Hub:
                 pass
 
     def _wake(self, key: Hashable) -> None:
-        for listener in self.listeners.get(key, ()):
-            listener()
         for fut in self.waiters.pop(key, set()):
             if not fut.done():
                 fut.set_result(None)
 
     def _wake_all(self) -> None:
-        for key in {*self.waiters, *self.listeners}:
+        for key in list(self.waiters):
             self._wake(key)
 
     async def wait(self, key: Hashable, timeout: float) -> None:

@@ -111,3 +111,13 @@ class LocalRelay:
                 return
             if data:
                 self.wake(decode(data.decode(errors="replace")))
+
+
+def send_once(folder: Path, key: Hashable) -> None:
+    """A wake-up to every web process using ``folder``, from a process that does not
+    listen (the admin commands: ``python -m judge admin disable`` takes effect at once)."""
+    payload = encode(key).encode()[:MAX_DATAGRAM]
+    with socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM) as sock:
+        for peer in folder.glob("*.sock"):
+            with contextlib.suppress(OSError):
+                sock.sendto(payload, str(peer))

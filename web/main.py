@@ -32,6 +32,7 @@ from web.routes import (
     admin_pages,
     admin_users,
     api_docs,
+    api_learner,
     api_problems,
     api_runs,
     api_submissions,
@@ -39,7 +40,9 @@ from web.routes import (
     health,
     pages_auth,
     pages_board,
+    pages_diff,
     pages_problems,
+    pages_profile,
     pages_submissions,
     worker_api,
 )
@@ -136,9 +139,11 @@ def _assemble(app: FastAPI, settings: Settings) -> None:
                        same_site="lax", https_only=settings.cookie_secure)
     error_handlers.install(app)
     app.mount("/static", StaticFiles(directory=HERE / "static"), name="static")
-    for module in (api_users, api_problems, api_submissions, api_runs, admin_api,
-                   worker_api, pages_auth, pages_problems, pages_submissions, pages_board,
-                   admin_pages, admin_users, health, api_docs):
+    # pages_diff before pages_submissions: /submissions/compare is not a submission id
+    for module in (api_users, api_problems, api_submissions, api_learner, api_runs,
+                   admin_api, worker_api, pages_auth, pages_problems, pages_diff,
+                   pages_submissions, pages_profile, pages_board, admin_pages, admin_users,
+                   health, api_docs):
         app.include_router(module.router)
 
 

@@ -3,10 +3,11 @@
 A submission is what a learner sent; a job is one request to the workers (the queue):
 judge a submission (``kind="judge"``; a rejudge adds another job for the same submission,
 at a lower priority than live submissions) or validate a problem version
-(``kind="validate"``, like ``python -m judge check``) or run a learner's code on the
-public cases only (``kind="run"``, a :class:`Run`, never a submission). Progress events
-belong to a judge or run job's current attempt; a validation's progress is kept on its
-version row.
+(``kind="validate"``, like ``python -m judge check``), time an accepted submission
+precisely for the leaderboard (``kind="rank"``, the lowest priority; it never changes the
+verdict) or run a learner's code on the public cases only (``kind="run"``, a :class:`Run`,
+never a submission). Progress events belong to a judge, rank or run job's current
+attempt; a validation's progress is kept on its version row.
 
 The problem bank: a ``problems`` row per slug, a ``problem_versions`` row per stored
 package (its files live under ``DATA_DIR/bank/<content hash>/``, never changed), and the
@@ -88,9 +89,19 @@ class Submission(Base):
     passed: Mapped[int | None] = mapped_column(Integer)
     total: Mapped[int | None] = mapped_column(Integer)
     ratio: Mapped[float | None] = mapped_column(Float)  # slowest throughput ratio measured
+    # the learner agreed to show this code to others who solved the problem (if accepted)
+    share: Mapped[bool] = mapped_column(Boolean, default=False, server_default=false())
     report: Mapped[dict[str, Any] | None]  # the full report (judge.report.Report.to_json)
     created_at: Mapped[datetime]
     judged_at: Mapped[datetime | None]
+    # The leaderboard's timing (a ``rank`` job after an accepted verdict with a measured
+    # speed check, web.data.ranking): None (no ranking: not accepted, or no speed check),
+    # "pending" (its job is queued or running), "done" or "failed" (the machine was too
+    # noisy to time it; never shown with a number).
+    rank_status: Mapped[str | None] = mapped_column(String(16))
+    rank_ratio: Mapped[float | None] = mapped_column(Float)  # refined slowest ratio
+    # {"checks": [web.timing check dicts], "device", "ranked_at"}: what the page shows
+    ranking: Mapped[dict[str, Any] | None]
 
     user: Mapped[User] = relationship()
 
@@ -112,9 +123,9 @@ class Job(Base):
 
     id: Mapped[int] = mapped_column(primary_key=True)
     kind: Mapped[str] = mapped_column(String(16), default="judge",
-                                      server_default="judge")  # judge|validate|run
-    # judge jobs: the submission; validate jobs: the version; run jobs: the run (the
-    # others are None)
+                                      server_default="judge")  # judge|validate|rank|run
+    # judge and rank jobs: the submission; validate jobs: the version; run jobs: the run
+    # (the others are None)
     submission_id: Mapped[int | None] = mapped_column(
         ForeignKey("submissions.id", ondelete="CASCADE"), index=True)
     version_id: Mapped[int | None] = mapped_column(

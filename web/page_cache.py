@@ -23,7 +23,7 @@ from sqlalchemy.orm import ORMExecuteState, Session, sessionmaker
 TTL_S = 2.0
 MAX_ENTRIES = 4096  # a crude bound: past it, the oldest half is dropped
 CHANGED = "page-cache"  # the hub key (and relay payload) of a new generation
-WATCHED = frozenset({"submissions", "users", "problem_versions"})
+WATCHED = frozenset({"submissions", "users", "api_tokens", "problem_versions"})
 
 V = TypeVar("V")
 

@@ -151,3 +151,14 @@ def _close(conn: Any) -> None:
         conn.close()
     except Exception:
         log.debug("closing a relay connection failed", exc_info=True)
+
+
+def notify_once(engine: Engine, key: Hashable) -> None:
+    """A wake-up to every web process of this database, from a process without a relay
+    (the admin commands)."""
+    from sqlalchemy import text
+
+    with engine.connect() as conn:
+        conn.execute(text("select pg_notify(:channel, :key)"),
+                     {"channel": CHANNEL, "key": encode(key)})
+        conn.commit()

@@ -1,7 +1,7 @@
 """The server-sent event streams: one submission's progress for its reader (see web/README.md
-for the events; it ends after ``done``), and a version's validation for admins (snapshots,
-until it is valid or invalid). Each waits on the :class:`web.hub.Hub` between looks at
-the database."""
+for the events; it ends after ``done``), its ranking job's (``ranking`` snapshots until
+``ranked``), and a version's validation for admins (snapshots, until it is valid or
+invalid). Each waits on the :class:`web.hub.Hub` between looks at the database."""
 
 from __future__ import annotations
 
@@ -17,6 +17,7 @@ from sqlalchemy.exc import SQLAlchemyError
 from sqlalchemy.orm import Session, sessionmaker
 from starlette.concurrency import run_in_threadpool
 from starlette.requests import Request
+from starlette.responses import StreamingResponse
 
 from judge.events import (
     Done,
@@ -30,9 +31,10 @@ from judge.events import (
 )
 from judge.report import Report
 from judge.verdict import Verdict
-from web.data import queue, submissions
+from web.data import queue, ranking, submissions
 from web.hub import Hub
-from web.submission_view import event_view
+from web.models import Submission
+from web.submission_view import event_view, ranking_progress
 
 POLL_S = 1.0  # the longest a stream waits before looking at the database again
 HEARTBEAT_S = 15.0
@@ -41,6 +43,12 @@ HEARTBEAT_S = 15.0
 DB_DOWN_MAX_S = 60.0
 
 log = logging.getLogger("web.streams")
+
+
+def event_response(body: AsyncIterator[str]) -> StreamingResponse:
+    """A server-sent event stream that proxies pass through unbuffered."""
+    return StreamingResponse(body, media_type="text/event-stream",
+                             headers={"Cache-Control": "no-cache", "X-Accel-Buffering": "no"})
 
 
 def sse(data: dict[str, Any], event_id: int | None = None) -> str:
@@ -163,6 +171,57 @@ class Stream:
         return [sse(e.to_json(self.lang, learner=True)) for e in events]
 
 
+def ranking_now(db: Session, sub: Submission) -> dict[str, Any] | None:
+    """A pending ranking's progress (web.submission_view.ranking_progress); None when the
+    submission's ranking is not pending."""
+    job = ranking.current_rank_job(db, sub.id) if sub.rank_status == "pending" else None
+    if job is None:
+        return None
+    position = queue.queue_position(db, job) if job.status == "queued" else None
+    return ranking_progress(job.status, position, ranking.rank_events(db, job.id))
+
+
+def ranking_snapshot(maker: sessionmaker[Session], sid: int) -> dict[str, Any] | None:
+    with maker() as db:
+        sub = submissions.get_submission(db, sid)
+        if sub is None:
+            return None
+        progress = ranking_now(db, sub)
+        if progress is not None:
+            return {"event": "ranking", **progress}
+        return {"event": "ranked", "ranking": sub.rank_status, "rank_ratio": sub.rank_ratio}
+
+
+async def snapshots(read: Callable[[], dict[str, Any] | None], hub: Hub, key: Any,
+                    final: Callable[[dict[str, Any]], bool],
+                    request: Request) -> AsyncIterator[str]:
+    """Server-sent snapshots from ``read``, one per change, until one is ``final`` (or the
+    thing is gone, or the reader left); waits on the hub's ``key`` between looks."""
+    last: dict[str, Any] | None = None
+    beat = time.monotonic()
+    while True:
+        snap = await looked_up(read)
+        if snap is None:
+            return
+        if snap != last:
+            last = snap
+            yield sse(snap)
+        if final(snap) or await request.is_disconnected():
+            return
+        if time.monotonic() - beat > HEARTBEAT_S:
+            beat = time.monotonic()
+            yield ": keep-alive\n\n"
+        await hub.wait(key, POLL_S)
+
+
+def follow_ranking(maker: sessionmaker[Session], hub: Hub, sid: int,
+                   request: Request) -> AsyncIterator[str]:
+    """Server-sent snapshots of a submission's ranking job, one per change, then
+    ``ranked`` (at once when its ranking is not pending)."""
+    return snapshots(lambda: ranking_snapshot(maker, sid), hub, ("submission", sid),
+                     lambda snap: snap["event"] == "ranked", request)
+
+
 def stream_factory(request: Request) -> Callable[[int, str], Stream]:
     state = request.app.state
     return lambda sid, lang: Stream(state.sessionmaker, state.hub, sid, lang)
@@ -182,22 +241,9 @@ def version_snapshot(maker: sessionmaker[Session], vid: int) -> dict[str, Any] |
                 "skipped": report.get("skipped", [])}
 
 
-async def follow_version(maker: sessionmaker[Session], hub: Hub, vid: int,
-                         request: Request) -> AsyncIterator[str]:
+def follow_version(maker: sessionmaker[Session], hub: Hub, vid: int,
+                   request: Request) -> AsyncIterator[str]:
     """Server-sent snapshots of a version's validation, one per change, until it is
     ``valid`` or ``invalid``."""
-    last: dict[str, Any] | None = None
-    beat = time.monotonic()
-    while True:
-        snap = await looked_up(version_snapshot, maker, vid)
-        if snap is None:
-            return
-        if snap != last:
-            last = snap
-            yield sse(snap)
-        if snap["status"] in ("valid", "invalid") or await request.is_disconnected():
-            return
-        if time.monotonic() - beat > HEARTBEAT_S:
-            beat = time.monotonic()
-            yield ": keep-alive\n\n"
-        await hub.wait(("version", vid), POLL_S)
+    return snapshots(lambda: version_snapshot(maker, vid), hub, ("version", vid),
+                     lambda snap: snap["status"] in ("valid", "invalid"), request)

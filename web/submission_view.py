@@ -24,15 +24,19 @@ from judge.events import (
     kind_of,
 )
 from judge.report import Report
+from web import timing
 from web.models import JobEvent, Submission
+from web.phases import PHASES, Phase
 
 
-def ingest_event(raw: Any) -> Event | None:
+def ingest_event(raw: Any) -> Event | Phase | None:
     """A worker's progress event of a judging, checked (ValueError when malformed). None
     for the grader's own ``done`` (the server sends ``done`` once the result is stored)
     and for kinds a judging does not send. Stored as its learner view."""
     if not isinstance(raw, dict):
         raise ValueError("an event must be an object")
+    if raw.get("event") == "phase":
+        return Phase.from_json(raw)
     kind = kind_of(raw)
     if kind not in GRADING or kind is EventKind.DONE:
         return None
@@ -41,28 +45,34 @@ def ingest_event(raw: Any) -> Event | None:
 
 def event_view(payload: dict[str, Any], lang: str) -> dict[str, Any]:
     """A stored event as sent on the stream, in the reader's language."""
+    if payload.get("event") == "phase":
+        return Phase.from_json(payload).to_json(lang)
     return event_from_json(payload).to_json(lang, learner=True)
 
 
 def progress(events: list[JobEvent], lang: str) -> dict[str, Any]:
     """The state so far of a running job: its tests (verdict None until they land), the
-    test running now, and throughput results."""
+    test running now, the speed check's phase, and throughput results."""
     tests: list[dict[str, Any]] = []
     running: int | str | None = None
     throughput: list[dict[str, Any]] = []
+    phase: str | None = None
     for ev in events:
+        if ev.payload.get("event") == "phase":
+            phase = Phase.from_json(ev.payload).phase
+            continue
         event = event_from_json(ev.payload)
         if isinstance(event, Started):
             tests = [{"name": t.name, "visibility": t.visibility, "verdict": None,
                       "message": "", "time_ms": None, "category": ""} for t in event.tests]
-            running, throughput = None, []
+            running, throughput, phase = None, [], None
         elif isinstance(event, Running):
             running = event.index if event.index is not None else event.name
         elif isinstance(event, TestJudged) and 0 <= event.index < len(tests):
             tests[event.index] = event.result.to_json(lang, learner=True)
         elif isinstance(event, ThroughputMeasured):
             throughput.append(event.result.to_json())
-    return {"tests": tests, "running": running, "throughput": throughput}
+    return {"tests": tests, "running": running, "throughput": throughput, "phase": phase}
 
 
 def summary(report: Report) -> dict[str, Any]:
@@ -78,9 +88,12 @@ def summary(report: Report) -> dict[str, Any]:
 
 
 def submission_view(sub: Submission, lang: str, *, full: bool = False,
-                    position: int | None = None,
-                    events: list[JobEvent] | None = None) -> dict[str, Any]:
-    """The API's ``GET /api/submissions/{id}`` object (and the submission page's data)."""
+                    position: int | None = None, events: list[JobEvent] | None = None,
+                    ranking: dict[str, Any] | None = None) -> dict[str, Any]:
+    """The API's ``GET /api/submissions/{id}`` object (and the submission page's data).
+    ``timing`` is each measured speed check's numbers (web.timing), refined once the
+    ranking is done; ``ranking`` is pending|done|failed|None, and ``ranking_progress``
+    (:func:`ranking_progress`) says what its job is doing while it is pending."""
     data: dict[str, Any] = {
         "id": sub.id, "problem": sub.problem, "problem_version": sub.problem_version,
         "user": sub.user.username, "status": sub.status, "verdict": None, "message": "",
@@ -88,6 +101,9 @@ def submission_view(sub: Submission, lang: str, *, full: bool = False,
         "created_at": sub.created_at.isoformat() + "Z",
         "judged_at": sub.judged_at.isoformat() + "Z" if sub.judged_at else None,
         "position": position, "running": None, "view": "full" if full else "learner",
+        "ranking": sub.rank_status, "rank_ratio": sub.rank_ratio, "timing": [],
+        "ranking_progress": ranking, "phase": None,
+        "share": sub.share,
     }
     if sub.status == "done" and sub.report is not None:
         report = Report.from_json(sub.report)
@@ -96,6 +112,29 @@ def submission_view(sub: Submission, lang: str, *, full: bool = False,
             shown.pop("seed", None)  # hidden inputs are drawn from it
         data.update({k: v for k, v in shown.items() if k not in ("problem", "problem_version")})
         data["status"] = "done"
+        data["timing"] = timing.shown_checks(
+            sub.report, sub.ranking if sub.rank_status == "done" else None)
     elif events is not None:
         data.update(progress(events, lang))
     return data
+
+
+def ranking_progress(state: str, position: int | None,
+                     events: list[JobEvent]) -> dict[str, Any]:
+    """What a pending ranking's job is doing: ``state`` queued|running, the jobs ahead of
+    it, the phase the worker last reported, the speed check it is on and how many it
+    finished."""
+    phase: str | None = None
+    check: str | None = None
+    finished = 0
+    for ev in events:
+        payload = ev.payload
+        if payload.get("event") == "phase" and payload.get("phase") in PHASES:
+            phase = payload["phase"]
+        elif kind_of(payload) is EventKind.RUNNING and str(payload.get("name", "")
+                                                          ).startswith("throughput:"):
+            check = str(payload["name"])
+        elif kind_of(payload) is EventKind.THROUGHPUT:
+            finished += 1
+    return {"state": state, "position": position, "phase": phase, "check": check,
+            "finished": finished}

@@ -51,14 +51,16 @@ def judgeable(db: Session, settings: Settings, catalog: Catalog, problem_ident: 
 
 
 def submit(db: Session, settings: Settings, catalog: Catalog, hub: Hub, user: User,
-           problem_ident: str, code: str, now: datetime) -> Submission:
+           problem_ident: str, code: str, now: datetime, *, share: bool = False) -> Submission:
+    """Queue ``code``; ``share``: its author lets others who solved the problem read it
+    once it is accepted (web.solutions)."""
     problem = judgeable(db, settings, catalog, problem_ident, code, now)
     try:
         sub = submissions.add_submission(db, user, problem.slug, problem.version, code, now,
                                      settings.submissions_per_minute,
                                      in_flight_max=settings.submissions_in_flight,
                                      needs_gpu=problem.needs_gpu,
-                                     prefers_gpu=problem.prefers_gpu)
+                                     prefers_gpu=problem.prefers_gpu, share=share)
     except submissions.Limited as e:
         if e.reason == "in_flight" and settings.submissions_in_flight == 1:
             raise RateLimited(T("你还有一个提交在排队或评测中，等它出结果再提交",

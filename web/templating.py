@@ -21,6 +21,7 @@ from judge.verdict import LABELS, SHORT, Verdict
 from web.language import request_lang
 from web.markdown import highlight_python
 from web.security import csrf_token
+from web.timing import pair_plot
 
 # What the audit log and the version lists show for the names stored in the database.
 ACTIONS = {
@@ -46,6 +47,8 @@ def make_templates() -> Jinja2Templates:
     env.filters["utc"] = _utc
     env.filters["ratio"] = lambda r: "—" if r is None else f"{r:.2f}×"
     env.filters["ms"] = lambda v: "" if v is None else f"{v:.0f} ms"
+    env.filters["ms_call"] = _ms_call
+    env.globals["pair_plot"] = pair_plot
     env.globals["verdict_short"] = lambda v: SHORT[Verdict(v)] if v else ""
     env.filters["action_label"] = _labeller(ACTIONS)
     env.filters["origin_label"] = _labeller(ORIGINS)
@@ -62,6 +65,18 @@ def _labeller(labels: dict[str, T]):
         return text(ctx.get("lang", "zh")) if text else name
 
     return label
+
+
+def _ms_call(value: float | None) -> str:
+    """A time per call to about three significant digits: 123 ms, 12.3 ms, 2.53 ms,
+    0.0417 ms."""
+    if value is None:
+        return ""
+    if value >= 100:
+        return f"{value:.0f} ms"
+    if value >= 10:
+        return f"{value:.1f} ms"
+    return f"{value:.2f} ms" if value >= 1 else f"{value:.3g} ms"
 
 
 def _utc(value: datetime | None) -> str:

@@ -120,3 +120,38 @@ def test_bundled_problems_load():
     assert [p.slug for p in problems][:1] == ["padding-collate"]
     for p in problems:
         assert p.tests.cases, p.slug
+
+
+def test_a_solution_is_optional_and_written_in_both_languages(tmp_path):
+    folder = write_problem(tmp_path)
+    problem = load_problem(folder)
+    assert not problem.has_solution and problem.solution("en") is None
+    (folder / "solution.en.md").write_text("# Why x * 2\n")
+    with pytest.raises(PackageError, match=r"missing solution\.zh\.md \(a solution is "
+                                           r"written in both languages"):
+        load_problem(folder)
+    (folder / "solution.zh.md").write_text("# 为什么是 x * 2\n")
+    problem = load_problem(folder)
+    assert problem.has_solution
+    assert problem.solution("en") == "# Why x * 2\n"
+    assert problem.solution("zh") == "# 为什么是 x * 2\n"
+
+
+def test_the_solution_is_part_of_the_package_version(tmp_path):
+    """The content hash (the version a submission records, and what judge.trust compares
+    with the bundled packages) covers the solution files: editing one is a new version."""
+    folder = write_problem(tmp_path)
+    (folder / "solution.zh.md").write_text("思路\n")
+    (folder / "solution.en.md").write_text("idea\n")
+    before = load_problem(folder).content_hash
+    (folder / "solution.en.md").write_text("a better idea\n")
+    assert load_problem(folder).content_hash != before
+
+
+def test_the_bundled_padding_collate_explains_its_reference():
+    from tests.conftest import ROOT
+
+    problem = load_problem(ROOT / "problems" / "padding-collate")
+    for lang in ("zh", "en"):
+        text = problem.solution(lang)
+        assert text and "input_ids[attention_mask]" in text and "pad_sequence" in text

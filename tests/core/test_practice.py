@@ -10,7 +10,7 @@ import zipfile
 
 import pytest
 
-from judge.pack import build_practice_pack, public_tests_source
+from judge.pack import build_practice_pack, public_tests_source, zip_pack
 from judge.package import load_problem
 from tests.conftest import ROOT, write_problem
 
@@ -105,6 +105,21 @@ def test_the_pack_judges_public_cases_without_the_reference(tmp_path, launcher):
     assert out.returncode == 1 and "expected 2, got 3" in out.stdout
 
 
+def test_the_pack_never_holds_the_solution(tmp_path):
+    """A package's solution (solution.*.md) and reference open on the site only after an
+    accepted submission: the practice pack leaves both out."""
+    folder = write_problem(tmp_path / "src")
+    (folder / "solution.zh.md").write_text("SOLUTION-ZH\n")
+    (folder / "solution.en.md").write_text("SOLUTION-EN\n")
+    problem = load_problem(folder)
+    archive = zipfile.ZipFile(io.BytesIO(zip_pack([(problem, "# public cases\n", b"rec")])))
+    names = [n.rsplit("/", 1)[-1] for n in archive.namelist()
+             if "/problems/double-it/" in n]
+    assert sorted(names) == ["expected.bin", "problem.toml", "starter.py", "statement.en.md",
+                             "statement.zh.md", "tests.py"]
+    assert not [n for n in archive.namelist() if archive.read(n).find(b"SOLUTION-") >= 0]
+
+
 @pytest.mark.slow
 @pytest.mark.timeout(1200)  # fourteen problems recorded, then judged twice each
 def test_the_pack_holds_every_bundled_problem_and_judges_it(tmp_path, launcher):
@@ -129,3 +144,34 @@ def test_the_pack_holds_every_bundled_problem_and_judges_it(tmp_path, launcher):
         starter = practice("test", str(problem.number), str(problem.dir / "starter.py"),
                            cwd=home)
         assert starter.returncode == 1, starter.stdout + starter.stderr
+
+
+def test_submit_prints_passing_cases_as_passed(tmp_path, monkeypatch, capsys):
+    """`practice/judge.py submit` after an accepted run: every case is listed live with ✓,
+    and a public case that passed with a note is shown again with ✓ and its note."""
+    from judge.events import Done, PlannedTest, Started, TestJudged
+    from judge.i18n import T
+    from judge.report import Report, TestResult
+    from judge.verdict import Verdict
+    from practice import remote
+
+    cat = T("样例", "example")
+    tests = [TestResult("example_basic", "public", cat, Verdict.ACCEPTED,
+                        T("input_ids = [[5, 6, 7]]", "input_ids = [[5, 6, 7]]"), 1.0),
+             TestResult("larger_batch", "hidden", cat, Verdict.ACCEPTED, T("", ""), 2.0)]
+    report = Report(Verdict.ACCEPTED, "double-it", 1, "none", tests=tests)
+    events = [Started(2, tuple(PlannedTest(t.name, t.visibility) for t in tests), 1),
+              *(TestJudged(i, t) for i, t in enumerate(tests)), Done.of(report)]
+    monkeypatch.setattr(remote, "create_submission", lambda *a: 12)
+    monkeypatch.setattr(remote, "events",
+                        lambda *a: iter([e.to_json("en", learner=True) for e in events]))
+    monkeypatch.setattr(remote, "fetch", lambda *a: {
+        "id": 12, "status": "done", **report.to_json("en", learner=True)})
+    problem = load_problem(write_problem(tmp_path / "problems"))
+    code = tmp_path / "sol.py"
+    code.write_text("def double(x):\n    return 2 * x\n")
+    assert remote.submit(problem, code, "http://judge.test", "en", token="t") == 0
+    out = capsys.readouterr().out
+    assert "✗" not in out, out
+    assert out.count("✓ example_basic") == 2 and "input_ids = [[5, 6, 7]]" in out
+    assert "✓ larger_batch" in out and "Accepted: 2 / 2 cases passed" in out

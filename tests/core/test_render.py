@@ -80,3 +80,15 @@ def test_a_report_stored_before_skip_reasons_still_counts_its_cuda_cases():
         t.pop("skip", None)
     again = rep.Report.from_json(stored)
     assert again.tests[2].skip is rep.SkipReason.NEEDS_CUDA and again.total == 2
+
+
+def test_after_live_lines_a_passing_case_with_a_note_stays_marked_as_passed():
+    """`practice/judge.py submit` after an accepted run: a public case that passed with a
+    note (padding-collate's example_basic shows the ids it got) is listed again under a
+    ✓ with its note, never under a ✗."""
+    report = report_with_a_cuda_case()
+    report.tests[0] = rep.TestResult("example_basic", "public", T("类别", "category"),
+                                     Verdict.ACCEPTED, T("得到 [[7, 0]]", "got [[7, 0]]"), 2.0)
+    out = render(report, "en", show_hidden_messages=False, case_lines=False)
+    assert "✓ example_basic" in out and "got [[7, 0]]" in out
+    assert "✗" not in out

@@ -40,6 +40,17 @@ def test_bundled_packages_are_trusted_and_any_change_is_not(tmp_path):
     assert not runs_confined(edited, "none")  # no sandbox: development, said loudly
 
 
+def test_an_edited_solution_makes_a_bundled_package_untrusted_too(tmp_path):
+    """The solution's explanation is hashed with the code: a server that edits it has a
+    new version, not the bundled one."""
+    copy = tmp_path / "padding-collate"
+    shutil.copytree(ROOT / "problems" / "padding-collate", copy,
+                    ignore=shutil.ignore_patterns("__pycache__"))
+    assert (copy / "solution.en.md").is_file() and is_bundled(load_problem(copy))
+    (copy / "solution.en.md").write_text("edited\n")
+    assert not is_bundled(load_problem(copy))
+
+
 @pytest.mark.parametrize("folder", BUNDLED, ids=lambda p: p.name)
 def test_the_syntax_tree_finds_what_the_import_finds(folder):
     problem = load_problem(folder, named_by_slug=False)

@@ -253,3 +253,27 @@ def shot(page, name: str) -> None:
     """A browser test's screenshot, kept in test-artifacts/browser/."""
     ARTIFACTS.mkdir(parents=True, exist_ok=True)
     page.screenshot(path=str(ARTIFACTS / f"{name}.png"), full_page=True)
+
+
+def speed_check(ratio: float, *, refined: bool = False, verdict: str = "accepted",
+                pairs: int = 12, bar: float = 0.5) -> dict:
+    """One measured speed check ("big") as a newer worker posts it: with the interval,
+    the pair ratios, the times per kind of input and whether it is a ranking's."""
+    spread = [ratio * (0.94 + 0.01 * (i % 12)) for i in range(pairs)]
+    return {"name": "big", "device": "cpu", "ratio": ratio, "min_ratio": bar,
+            "verdict": verdict, "title": {"zh": "大批次", "en": "big batch"}, "spread": 0.05,
+            "pairs": pairs, "rounds": 1, "sub_ms": 2.5, "ref_ms": 2.5 * ratio, "torch": "",
+            "interval": [round(ratio * 0.97, 4), round(ratio * 1.03, 4)],
+            "pair_ratios": spread, "refined": refined,
+            "kinds": [{"kind": "short", "sub_ms": 1.25, "ref_ms": 1.0},
+                      {"kind": "long", "sub_ms": 3.75, "ref_ms": 4.0}]}
+
+
+def speed_report(ratio: float = 0.8123, *, refined: bool = False, verdict: str = "accepted",
+                 **check) -> dict:
+    """fake_report() with one measured speed check; a ``too_slow`` one when ``verdict``
+    says so (what a ranking run too noisy to measure sends)."""
+    report = fake_report()
+    report["verdict"] = verdict
+    report["throughput"] = [speed_check(ratio, refined=refined, verdict=verdict, **check)]
+    return report

@@ -143,6 +143,7 @@ def test_every_learner_page_fits_from_phone_to_desk(browser, server, slugs, lang
     sid = judged_submission(server, name)
     pages = {"problems": "/", **{s: f"/problems/{s}" for s in slugs},
              "submission": f"/submissions/{sid}", "history": "/submissions",
+             "profile": f"/users/{name}",
              "leaderboard": "/leaderboard", "login": "/login", "register": "/register",
              "error": "/problems/no-such-problem", "docs": "/docs"}
     problems: list[str] = []
@@ -354,6 +355,6 @@ def test_the_status_line_names_each_phase_it_waits_in(page, server):
     page.evaluate("__emit({event: 'phase', phase: 'something_new'})")  # unknown: ignored
     assert status.inner_text() == "正在测量速度…"
     page.evaluate("__emit({event: 'phase', phase: 'ranking'})")
-    assert status.inner_text() == "正在计算速度排名…"
+    assert status.inner_text() == "正在为排行榜测速…"
     page.evaluate("__emit({event: 'done', verdict: 'accepted', passed: 1, total: 1})")
     assert status.inner_text() == "通过 1 / 1 个测试"

@@ -65,7 +65,11 @@ def test_models_match_the_migrations(app):
 
 
 SAFE_ALLOWED = {"p.statement_html(lang)|safe", "ex.code|python|safe", "sub.code|python|safe",
-                "preview.statement_html(lang)|safe"}
+                "preview.statement_html(lang)|safe",
+                # solutions after solving (web.solutions): the explanation is rendered by
+                # web.markdown like a statement; code is highlighted by Pygments
+                "solution.explanation_html(lang)|safe", "solution.reference|python|safe",
+                "s.code|python|safe"}
 
 
 def test_only_sanitised_html_is_marked_safe():

@@ -99,3 +99,19 @@ def test_moving_sequences_never_takes_them_back(engine):
         conn.execute(text("insert into job_events (job_id, submission_id, payload, "
                           "created_at) values (1, 1, '{}', '2026-01-01')"))
         assert conn.execute(text("select max(id) from job_events")).scalar() == 9
+
+
+def test_0005_adds_an_empty_ranking_to_existing_submissions(engine):
+    """Submissions judged before rank jobs existed have no ranking (the leaderboard leaves
+    them out until a rejudge), and the columns take one afterwards."""
+    command.upgrade(db.alembic_config(engine), "0004")
+    with engine.begin() as conn:
+        old_rows(conn)
+    db.migrate(engine)
+    with engine.begin() as conn:
+        assert list(conn.execute(text("select id, rank_status, rank_ratio, ranking "
+                                      "from submissions"))) == [(1, None, None, None)]
+        conn.execute(text("update submissions set rank_status = 'done', rank_ratio = 0.93, "
+                          "ranking = :r where id = 1"), {"r": '{"checks": []}'})
+        assert list(conn.execute(text("select rank_status, rank_ratio from submissions"))
+                    ) == [("done", 0.93)]

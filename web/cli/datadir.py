@@ -4,6 +4,7 @@ bank), as a running server would see it."""
 from __future__ import annotations
 
 import argparse
+import logging
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -12,7 +13,23 @@ from sqlalchemy.orm import Session, sessionmaker
 from judge.package import problems_dir
 from judge.problem_store import Store
 from web import bundled, db
+from web.local_relay import relay_folder, send_once
+from web.pg_relay import notify_once
+from web.page_cache import CHANGED, PageCache, watch
 from web.settings import Settings
+
+log = logging.getLogger("web.cli")
+
+
+def announce(settings: Settings, engine) -> None:
+    """Tell the running web processes that pages they cache are out of date."""
+    try:
+        if engine.dialect.name == "postgresql":
+            notify_once(engine, CHANGED)
+        else:
+            send_once(relay_folder(settings.data_dir), CHANGED)
+    except Exception as e:  # they see it within their cache's TTL anyway
+        log.warning("could not tell the web processes about this change: %s", e)
 
 
 @dataclass(frozen=True)
@@ -29,6 +46,9 @@ def open_data(args: argparse.Namespace) -> DataFolder:
     engine = db.make_engine(settings.db_url)
     db.migrate(engine)
     sessions, store = db.make_sessionmaker(engine), Store(settings.bank_dir)
+    # what these commands change (a user disabled, a version published) reaches the
+    # running web processes' caches at once, not after their TTL
+    watch(sessions, PageCache(), publish=lambda: announce(settings, engine))
     folder = Path(args.problems) if getattr(args, "problems", None) else (
         settings.problems_dir or problems_dir())
     with sessions() as session:

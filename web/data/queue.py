@@ -1,6 +1,6 @@
 """The job queue, for judging submissions and validating problem versions alike: queueing
-(live submissions, validations, rejudges by priority), claiming, the lease (renew, events,
-result, release) and putting back jobs whose lease expired.
+(live submissions, validations, rejudges by priority, ranking follow-ups last), claiming,
+the lease (renew, events, result, release) and putting back jobs whose lease expired.
 
 Queue operations are single conditional UPDATEs (``... WHERE status = 'queued'``,
 ``... WHERE lease_token = :t AND lease_expires_at >= :now``) so two workers can never hold
@@ -11,15 +11,16 @@ job's progress and result are folded into its version (:mod:`web.data.bank`).
 from __future__ import annotations
 
 import secrets
+from collections.abc import Sequence
 from datetime import datetime, timedelta
 from typing import Any
 
-from sqlalchemy import and_, delete, func, or_, select, update
+from sqlalchemy import and_, case, delete, func, or_, select, update
 from sqlalchemy.orm import Session
 
 from judge.events import Event
 from judge.package import Problem
-from web.data import bank, runs, workers
+from web.data import bank, ranking, runs, workers
 from web.db import rows_changed
 from web.models import (
     Job,
@@ -28,13 +29,15 @@ from web.models import (
     Submission,
     Worker,
 )
+from web.phases import Phase
 
 MAX_ATTEMPTS = 3  # a job whose lease expired this many times is ended as internal_error
 
 
 # Queue priorities (higher first): live submissions 0; validations -5 (an admin is
-# waiting, but learners come first); rejudges -10 (nobody is waiting). "Run examples"
-# jobs (web.data.runs.RUN_PRIORITY) come before live submissions.
+# waiting, but learners come first); rejudges -10 (nobody is waiting); ranking follow-ups
+# -20 (web.data.ranking: claimed after every other job). "Run examples" jobs
+# (web.data.runs.RUN_PRIORITY, 5) come before live submissions.
 VALIDATE_PRIORITY = -5
 
 
@@ -76,7 +79,7 @@ def rejudge(db: Session, slug: str, content_hash: str, now: datetime,
     if ids is not None:
         q = q.where(Submission.id.in_(ids))
     busy = select(Job.submission_id).where(Job.status.in_(("queued", "running")),
-                                           Job.submission_id.is_not(None))
+                                           Job.submission_id.is_not(None), Job.kind != "rank")
     chosen = list(db.scalars(q.where(Submission.id.not_in(busy)).order_by(Submission.id)))
     db.add_all(Job(kind="judge", submission_id=sid, problem_version=content_hash,
                    status="queued", priority=REJUDGE_PRIORITY, needs_gpu=needs_gpu,
@@ -124,6 +127,11 @@ def requeue_expired(db: Session, now: datetime) -> list[int]:
         if job.kind == "run":
             runs.back(db, job, now, give_up)
             continue
+        if job.kind == "rank":  # the submission is done: only its ranking can change
+            if give_up:
+                ranking.given_up(db, job)
+            requeued.append(job.submission_id or 0)
+            continue
         values: dict[str, Any] = {"status": "queued"}
         if give_up:
             values = {"status": "done", "verdict": "internal_error", "passed": 0, "total": 0,
@@ -160,18 +168,38 @@ def abandoned_report(job: Job) -> dict[str, Any]:
             "total": 0, "throughput": []}
 
 
-def claim(db: Session, worker_id: int, gpu: bool, now: datetime, lease_s: float) -> Job | None:
-    """Atomically take the next queued job: jobs that want a GPU first for GPU workers,
-    then by priority, then first come first served. A CPU worker never takes a job that
-    needs a GPU, and takes one that prefers it only while no GPU worker is alive."""
+def _claimable(db: Session, gpu: bool, now: datetime) -> list[Any]:
+    """The queued jobs a worker with (or without) a GPU may take now."""
     conditions = [Job.status == "queued"]
     if not gpu:
         conditions.append(Job.needs_gpu.is_(False))
         if workers.gpu_worker_alive(db, now):
             conditions.append(Job.prefers_gpu.is_(False))
+    return conditions
+
+
+def should_yield(db: Session, job: Job, now: datetime) -> bool:
+    """A running rank job whose worker could take another job that is waiting: the
+    worker should give it back (release) and take that one, so a ranking never holds up
+    a live submission, a validation or a rejudge."""
+    if job.kind != "rank" or job.worker_id is None:
+        return False
+    worker = db.get(Worker, job.worker_id)
+    waiting = select(Job.id).where(*_claimable(db, bool(worker and worker.gpu), now),
+                                   Job.kind != "rank").limit(1)
+    return db.scalar(waiting) is not None
+
+
+def claim(db: Session, worker_id: int, gpu: bool, now: datetime, lease_s: float) -> Job | None:
+    """Atomically take the next queued job: ranking follow-ups after every other job;
+    then jobs that want a GPU first for GPU workers, then by priority, then first come
+    first served. A CPU worker never takes a job that needs a GPU, and takes one that
+    prefers it only while no GPU worker is alive."""
+    conditions = _claimable(db, gpu, now)
     wants_gpu = or_(Job.needs_gpu, Job.prefers_gpu)
     pick = (select(Job.id).where(*conditions)
-            .order_by(wants_gpu.desc(), Job.priority.desc(), Job.id).limit(1))
+            .order_by((Job.kind == "rank").asc(), wants_gpu.desc(), Job.priority.desc(),
+                      Job.id).limit(1))
     if db.get_bind().dialect.name == "postgresql":
         pick = pick.with_for_update(skip_locked=True)
     token = secrets.token_hex(16)
@@ -215,7 +243,7 @@ def renew(db: Session, job_id: int, token: str, now: datetime, lease_s: float) -
 
 
 def add_events(db: Session, job_id: int, token: str, now: datetime,
-               events: list[Event]) -> Job | None:
+               events: Sequence[Event | Phase]) -> Job | None:
     """Store progress events if the lease is still held (a validate job's fold into its
     version's report); the job, else None."""
     # A no-op UPDATE under the lease condition: it checks the lease and locks the job in
@@ -228,7 +256,8 @@ def add_events(db: Session, job_id: int, token: str, now: datetime,
     assert job is not None
     if job.kind == "validate":
         for event in events:
-            bank.validation_progress(db, job.version_id or 0, event)
+            if not isinstance(event, Phase):  # a check sends none
+                bank.validation_progress(db, job.version_id or 0, event)
     elif job.kind == "run":
         runs.add_events(db, job, events, now)
     else:
@@ -259,10 +288,13 @@ def finish(db: Session, job_id: int, token: str, now: datetime,
         bank.validation_finished(db, job.version_id or 0, result, now)
     elif job.kind == "run":
         runs.finished(db, job, result, now)
+    elif job.kind == "rank":
+        ranking.ranked(db, job, result, now)
     else:
         db.execute(update(Submission).where(Submission.id == job.submission_id)
                    .values(status="done", report=result, judged_at=now, **summary))
         _follow_up_on_gpu(db, job, result, now)
+        ranking.after_judging(db, job, result, now)
     db.execute(delete(JobEvent).where(JobEvent.job_id == job_id))
     db.commit()
     return "stored", job
@@ -278,7 +310,8 @@ def _follow_up_on_gpu(db: Session, job: Job, result: dict[str, Any], now: dateti
             or not result.get("cuda_not_run") or result.get("device") == "cuda"):
         return
     waiting = db.scalar(select(func.count()).select_from(Job).where(
-        Job.submission_id == job.submission_id, Job.status == "queued", Job.needs_gpu))
+        Job.submission_id == job.submission_id, Job.kind == "judge", Job.status == "queued",
+        Job.needs_gpu))
     if not waiting:
         db.add(Job(kind="judge", submission_id=job.submission_id,
                    problem_version=job.problem_version, status="queued",
@@ -287,10 +320,13 @@ def _follow_up_on_gpu(db: Session, job: Job, result: dict[str, Any], now: dateti
 
 
 def release(db: Session, job_id: int, token: str, now: datetime) -> Job | None:
-    """A worker gives a job back unjudged (it is shutting down): queued again at once."""
+    """A worker gives a job back unjudged (it is shutting down, or a rank job yields to
+    a waiting one): queued again at once. A rank job's given-back attempt does not count
+    towards MAX_ATTEMPTS (yielding is not failing)."""
+    given_back = case((Job.kind == "rank", Job.attempts - 1), else_=Job.attempts)
     changed = rows_changed(db, update(Job).where(_holds_lease(job_id, token, now))
                        .values(status="queued", lease_token=None, lease_expires_at=None,
-                               worker_id=None))
+                               worker_id=None, attempts=given_back))
     if changed != 1:
         db.rollback()
         return None

@@ -49,18 +49,36 @@ def leaderboard(db: Session, limit: int = 100) -> list[tuple[str, int, datetime]
     return [(name, int(n), at) for name, n, at in rows]
 
 
+def _ranked(problem: str):
+    return and_(Submission.problem == problem, Submission.verdict == "accepted",
+                Submission.rank_status == "done", Submission.rank_ratio.is_not(None))
+
+
 def fastest(db: Session, problem: str, limit: int = 10) -> list[tuple[str, float, int]]:
-    """(username, best throughput ratio, that submission's id) of accepted submissions."""
-    best = (select(Submission.user_id, func.max(Submission.ratio).label("ratio"))
-            .where(Submission.problem == problem, Submission.verdict == "accepted",
-                   Submission.ratio.is_not(None))
-            .group_by(Submission.user_id).subquery())
+    """(username, best refined ratio, that submission's id) of accepted submissions whose
+    ranking job finished (web.data.ranking); the verdict run's rough ratio never ranks."""
+    best = (select(Submission.user_id, func.max(Submission.rank_ratio).label("ratio"))
+            .where(_ranked(problem)).group_by(Submission.user_id).subquery())
     rows = db.execute(select(User.username, best.c.ratio, func.min(Submission.id))
                       .join(best, best.c.user_id == User.id)
-                      .join(Submission, and_(Submission.user_id == User.id,
-                                             Submission.problem == problem,
-                                             Submission.verdict == "accepted",
-                                             Submission.ratio == best.c.ratio))
+                      .join(Submission, and_(Submission.user_id == User.id, _ranked(problem),
+                                             Submission.rank_ratio == best.c.ratio))
                       .group_by(User.username, best.c.ratio)
                       .order_by(best.c.ratio.desc()).limit(limit))
     return [(name, float(r), int(sid)) for name, r, sid in rows]
+
+
+def unranked(db: Session, problem: str, limit: int = 20) -> list[tuple[str, str]]:
+    """(username, "pending" or "failed") of users with an accepted submission of the
+    problem still being timed for the leaderboard (or whose timing failed) and none
+    ranked yet: shown without a number."""
+    ranked = select(Submission.user_id).where(_ranked(problem))
+    state = func.max(case((Submission.rank_status == "pending", 2), else_=1))
+    rows = db.execute(select(User.username, state)
+                      .join(Submission, Submission.user_id == User.id)
+                      .where(Submission.problem == problem, Submission.verdict == "accepted",
+                             Submission.rank_status.in_(("pending", "failed")),
+                             Submission.user_id.not_in(ranked))
+                      .group_by(User.id, User.username)
+                      .order_by(state.desc(), func.min(Submission.id)).limit(limit))
+    return [(name, "pending" if s == 2 else "failed") for name, s in rows]

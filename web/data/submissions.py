@@ -29,7 +29,8 @@ class Limited(Exception):
 
 def add_submission(db: Session, user: User, problem: str, version: str, code: str,
                    now: datetime, per_minute: int, *, in_flight_max: int = 1,
-                   needs_gpu: bool = False, prefers_gpu: bool = False) -> Submission:
+                   needs_gpu: bool = False, prefers_gpu: bool = False,
+                   share: bool = False) -> Submission:
     """Store a submission and its job, or raise Limited with nothing stored.
 
     The rows are inserted first and the limits counted after, in the same transaction:
@@ -38,7 +39,7 @@ def add_submission(db: Session, user: User, problem: str, version: str, code: st
     """
     db.execute(select(User.id).where(User.id == user.id).with_for_update())
     sub = Submission(user_id=user.id, problem=problem, problem_version=version, code=code,
-                     status="queued", created_at=now)
+                     status="queued", created_at=now, share=share)
     db.add(sub)
     db.flush()
     db.add(Job(submission_id=sub.id, status="queued", priority=0, needs_gpu=needs_gpu,
@@ -66,16 +67,29 @@ def get_submission(db: Session, sid: int) -> Submission | None:
 
 
 def user_submissions(db: Session, user_id: int, *, problem: str | None = None,
-                     limit: int = 50, offset: int = 0) -> list[Submission]:
-    q = select(Submission).where(Submission.user_id == user_id)
-    if problem:
-        q = q.where(Submission.problem == problem)
+                     verdict: str | None = None, limit: int = 50,
+                     offset: int = 0) -> list[Submission]:
+    """A user's submissions, newest first; ``problem`` (a slug) and ``verdict`` filter
+    them (``verdict="pending"``: the ones not judged yet)."""
+    q = _filtered(select(Submission), user_id, problem, verdict)
     return list(db.scalars(q.order_by(Submission.id.desc()).limit(limit).offset(offset)))
 
 
-def count_user_submissions(db: Session, user_id: int) -> int:
-    return db.scalar(select(func.count()).select_from(Submission)
-                     .where(Submission.user_id == user_id)) or 0
+def count_user_submissions(db: Session, user_id: int, *, problem: str | None = None,
+                           verdict: str | None = None) -> int:
+    q = _filtered(select(func.count()).select_from(Submission), user_id, problem, verdict)
+    return db.scalar(q) or 0
+
+
+def _filtered(q, user_id: int, problem: str | None, verdict: str | None):
+    q = q.where(Submission.user_id == user_id)
+    if problem:
+        q = q.where(Submission.problem == problem)
+    if verdict == "pending":
+        q = q.where(Submission.status.in_(IN_FLIGHT))
+    elif verdict:
+        q = q.where(Submission.status == "done", Submission.verdict == verdict)
+    return q
 
 
 def problem_submissions(db: Session, slug: str, limit: int = 200) -> list[Submission]:
@@ -84,6 +98,9 @@ def problem_submissions(db: Session, slug: str, limit: int = 200) -> list[Submis
 
 
 def events_after(db: Session, sid: int, after_id: int) -> list[JobEvent]:
-    return list(db.scalars(select(JobEvent).where(JobEvent.submission_id == sid,
-                                                  JobEvent.id > after_id)
+    """A submission's judging events after an id (a rank job's are not the judging's:
+    ``web.data.ranking.rank_events``)."""
+    return list(db.scalars(select(JobEvent).join(Job, Job.id == JobEvent.job_id)
+                           .where(JobEvent.submission_id == sid, JobEvent.id > after_id,
+                                  Job.kind != "rank")
                            .order_by(JobEvent.id)))

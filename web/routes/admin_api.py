@@ -18,7 +18,7 @@ from web.data import audit_log, bank
 from web.deps import CatalogDep, HubDep, Now, SessionDep, admin_api
 from web.errors import NotFound, TooLarge
 from web.models import ProblemRecord, ProblemVersion, User
-from web.streams import follow_version
+from web.streams import event_response, follow_version
 
 AdminUser = Annotated[User, Depends(admin_api)]
 router = APIRouter(prefix="/api/admin", tags=["admin"], dependencies=[Depends(admin_api)])
@@ -96,9 +96,7 @@ def version_events(vid: int, request: Request, db: SessionDep) -> StreamingRespo
     is valid or invalid."""
     version_or_404(db, vid)
     state = request.app.state
-    return StreamingResponse(follow_version(state.sessionmaker, state.hub, vid, request),
-                             media_type="text/event-stream",
-                             headers={"Cache-Control": "no-cache", "X-Accel-Buffering": "no"})
+    return event_response(follow_version(state.sessionmaker, state.hub, vid, request))
 
 
 @router.post("/versions/{vid}/publish")

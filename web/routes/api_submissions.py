@@ -25,7 +25,7 @@ from web.deps import (
 from web.errors import NotFound
 from web.language import request_lang
 from web.models import Submission, User
-from web.streams import stream_factory
+from web.streams import event_response, follow_ranking, ranking_now, stream_factory
 from web.submission_view import submission_view
 
 router = APIRouter(prefix="/api/submissions", tags=["submissions"])
@@ -36,6 +36,8 @@ NOT_FOUND = T("没有这个提交（或者它不是你的）", "no such submissi
 class NewSubmission(BaseModel):
     problem: str | int = Field(description="slug or number")
     code: str
+    share: bool = Field(False, description="once accepted, show this code to others who "
+                                           "solved the problem (off unless asked)")
 
 
 class Accepted(BaseModel):
@@ -59,14 +61,16 @@ def view(db: Session, sub: Submission, user: User, lang: str) -> dict[str, Any]:
         if sub.status == "queued" and job is not None:
             position = queue.queue_position(db, job)
         events = submissions.events_after(db, sub.id, 0)
-    return submission_view(sub, lang, full=user.is_admin, position=position, events=events)
+    return submission_view(sub, lang, full=user.is_admin, position=position, events=events,
+                           ranking=ranking_now(db, sub))
 
 
 @router.post("", status_code=202, response_model=Accepted)
 def create(body: NewSubmission, user: TokenUser, db: SessionDep, settings: SettingsDep,
            catalog: CatalogDep, hub: HubDep, now: Now) -> Accepted:
     """Queue code for judging (bearer token; one in flight per user, a per-minute cap)."""
-    sub = submitting.submit(db, settings, catalog, hub, user, str(body.problem), body.code, now)
+    sub = submitting.submit(db, settings, catalog, hub, user, str(body.problem), body.code, now,
+                            share=body.share)
     return Accepted(id=sub.id, status=sub.status, url=f"/submissions/{sub.id}")
 
 
@@ -80,10 +84,12 @@ def read(sid: int, request: Request, user: ApiUser, db: SessionDep,
         sub = readable(db, sid, user)
         return sub.user_id, view(db, sub, user, lang)
 
-    # A judged submission changes only when it is written again (a rejudge): its view is
-    # kept for the generation. One in progress is read each time (events, queue position).
+    # A judged submission changes only when it is written again (a rejudge, its ranking):
+    # its view is kept for the generation. One in progress is read each time (events,
+    # queue position), and so is one whose ranking job is pending (its progress).
     owner, data = cache.get(("submission", sid, lang, user.is_admin), build,
-                            keep=lambda built: built[1]["status"] == "done")
+                            keep=lambda built: built[1]["status"] == "done"
+                            and built[1]["ranking"] != "pending")
     if owner != user.id and not user.is_admin:
         raise NotFound(NOT_FOUND)
     return data
@@ -96,5 +102,15 @@ def events(sid: int, request: Request, user: ApiUser, db: SessionDep) -> Streami
     """Progress as server-sent events: queued, start, running, test, throughput, done."""
     readable(db, sid, user)
     stream = stream_factory(request)(sid, request_lang(request))
-    return StreamingResponse(stream.run(request), media_type="text/event-stream",
-                             headers={"Cache-Control": "no-cache", "X-Accel-Buffering": "no"})
+    return event_response(stream.run(request))
+
+
+@router.get("/{sid}/ranking/events", response_class=StreamingResponse,
+            responses={200: {"content": {"text/event-stream": {}},
+                             "description": "one JSON object per data: line"}})
+def ranking_events(sid: int, request: Request, user: ApiUser,
+                   db: SessionDep) -> StreamingResponse:
+    """The leaderboard timing's progress as server-sent events: ranking, then ranked."""
+    readable(db, sid, user)
+    state = request.app.state
+    return event_response(follow_ranking(state.sessionmaker, state.hub, sid, request))

@@ -22,7 +22,8 @@ def leaderboard(request: Request, user: PageUser, db: SessionDep, catalog: Catal
                 cache: CacheDep) -> Response:
     board = cache.get("leaderboard", lambda: standings.leaderboard(db))
     fastest = cache.get(("fastest", *(p.version for p in catalog)),
-                        lambda: [(p, standings.fastest(db, p.slug)) for p in catalog])
+                        lambda: [(p, standings.fastest(db, p.slug), standings.unranked(db, p.slug))
+                                 for p in catalog])
     return render(request, "leaderboard.html", user, page_lang(request, user), board=board,
                   fastest=fastest)
 

@@ -9,7 +9,7 @@ from fastapi import APIRouter, Form, Request
 from fastapi.responses import RedirectResponse, Response
 
 from judge.i18n import T
-from web import submitting
+from web import solutions, submitting
 from web.catalog import ProblemView
 from web.data import standings, submissions
 from web.deps import (
@@ -52,12 +52,13 @@ def problem_list(request: Request, user: PageUser, db: SessionDep, catalog: Cata
 
 def problem_page(request: Request, user, db, p: ProblemView, *, code: str | None = None,
                  error: str | None = None, status: int = 200,
-                 headers: dict[str, str] | None = None) -> Response:
+                 headers: dict[str, str] | None = None, share: bool = False) -> Response:
     cache = request.app.state.page_cache
     recent = cache.get(("recent", user.id, p.slug), lambda: submissions.user_submissions(
         db, user.id, problem=p.slug, limit=5)) if user else []
     return render(request, "problem.html", user, page_lang(request, user), status=status,
                   headers=headers, p=p, recent=recent, error=error,
+                  solution=solutions.offer(db, user, p), share=share,
                   code=p.starter if code is None else code, code_from_server=code is not None)
 
 
@@ -70,12 +71,14 @@ def problem(slug: str, request: Request, user: PageUser, db: SessionDep,
 @router.post("/problems/{slug}/submit", dependencies=[CsrfChecked])
 def submit(slug: str, request: Request, user: LoggedIn, db: SessionDep, catalog: CatalogDep,
            settings: SettingsDep, hub: HubDep, now: Now,
-           code: Annotated[str, Form()]) -> Response:
+           code: Annotated[str, Form()], share: Annotated[bool, Form()] = False) -> Response:
     p = problem_or_404(catalog, slug)
     try:
-        sub = submitting.submit(db, settings, catalog, hub, user, p.slug, code, now)
+        sub = submitting.submit(db, settings, catalog, hub, user, p.slug, code, now,
+                                share=share)
     except DomainError as e:
         # Back to the problem with the message and the code as sent, nothing stored.
         return problem_page(request, user, db, p, code=code, status=status_of(e),
-                            error=e.message(page_lang(request, user)), headers=headers_of(e))
+                            error=e.message(page_lang(request, user)), headers=headers_of(e),
+                            share=share)
     return RedirectResponse(f"/submissions/{sub.id}", status_code=303)

@@ -7,14 +7,17 @@ the job over."""
 from __future__ import annotations
 
 import time
+from datetime import datetime
 from typing import Any
 
 from fastapi import APIRouter, Request, Response
 from pydantic import BaseModel, Field
+from sqlalchemy.orm import Session
 from starlette.concurrency import run_in_threadpool
 
 from judge.i18n import T
 from judge.report import Report
+from web import timing
 from web.data import queue, workers
 from web.deps import HubDep, Now, SessionDep, SettingsDep, WorkerAuth
 from web.errors import Conflict, Invalid, NotFound
@@ -112,10 +115,16 @@ async def claim(body: ClaimRequest, request: Request, hub: HubDep,
 @router.post("/jobs/{job_id}/renew")
 def renew(job_id: int, body: Lease, db: SessionDep, settings: SettingsDep,
           now: Now) -> dict[str, Any]:
-    """Extend the lease on a job being judged."""
+    """Extend the lease on a job being judged; ``yield`` true: a rank job should be given
+    back (release), another job is waiting."""
     if not queue.renew(db, job_id, body.lease_token, now, settings.lease_seconds):
         raise Conflict(LEASE_LOST)
-    return {"lease_seconds": settings.lease_seconds}
+    return {"lease_seconds": settings.lease_seconds, "yield": _yields(db, job_id, now)}
+
+
+def _yields(db: Session, job_id: int, now: datetime) -> bool:
+    job = db.get(Job, job_id)
+    return job is not None and queue.should_yield(db, job, now)
 
 
 def _key(kind: str, submission_id: int | None, version_id: int | None,
@@ -157,27 +166,30 @@ def post_events(job_id: int, body: Events, db: SessionDep, hub: HubDep,
     if held is None:
         raise Conflict(LEASE_LOST)
     hub.notify(_job_key(held))
-    return {"stored": len(events)}
+    return {"stored": len(events), "yield": queue.should_yield(db, held, now)}
 
 
 @router.post("/jobs/{job_id}/result")
 def post_result(job_id: int, body: Result, db: SessionDep, hub: HubDep, request: Request,
                 now: Now) -> dict[str, Any]:
     """The result, stored once per job and lease: a submission's full report
-    (judge.report.Report.to_json), or a validation's ``{"ok", "errors", "files", ...}``."""
+    (judge.report.Report.to_json; a rank job's fills in the ranking only), or a
+    validation's ``{"ok", "errors", "files", ...}``."""
     job = db.get(Job, job_id)
     try:
         if job is not None and job.kind == "validate":
             result, columns = validation_result(body.report), {}
         else:
             report = Report.from_json(body.report)
-            result, columns = report.to_json("zh"), summary(report)
+            result = timing.with_extras(report.to_json("zh"), body.report)
+            columns = {} if job is not None and job.kind == "rank" else summary(report)
     except (KeyError, TypeError, ValueError) as e:
         raise Invalid(T(f"评测报告格式不对：{e}", f"malformed report: {e}")) from None
     status, held = queue.finish(db, job_id, body.lease_token, now, result, columns)
     if held is None:
         raise Conflict(LEASE_LOST)
     hub.notify(_job_key(held))
+    hub.notify("queue")  # a follow-up (GPU judging, ranking) may have been queued
     return {"status": status}
 
 

@@ -1,9 +1,11 @@
 // The submission page, live: follows /api/submissions/{id}/events (server-sent events, one
-// JSON object per data: line, see web/README.md) and updates the page as tests land.
-// Everything from the server is put in with textContent, never as HTML.
+// JSON object per data: line, see web/README.md) and updates the page as tests land; then,
+// while the leaderboard timing (a ranking job) is pending, /api/submissions/{id}/ranking/events.
+// Everything from the server is put in with textContent, never as HTML, except the speed
+// section, which is taken as a whole from this page rendered again by the server.
 (() => {
   const root = document.getElementById("submission");
-  if (!root || root.dataset.status === "done" || !window.EventSource) return;
+  if (!root || !window.EventSource) return;
   const text = JSON.parse(document.getElementById("i18n").textContent);
   const $ = (id) => document.getElementById(id);
   const fill = (template, values) => template.replace(/\{(\w+)\}/g, (_, k) => String(values[k]));
@@ -113,19 +115,61 @@
         $("overall-message").textContent = ev.message;
         $("overall-message").hidden = false;
       }
+      if (root.dataset.events) return;  // a run (problem page): no speed section, no ranking
+      // the server's speed section has the interval, times per kind of input and the plot
+      // (with the leaderboard timing's status: follow it while it is pending)
+      refreshSpeed().then(() => {
+        const ranking = $("ranking-status");
+        if (ranking && ranking.dataset.ranking === "pending") followRanking();
+      });
     },
   };
 
+  // The speed section as the server renders it now (its plot is server-side SVG).
+  async function refreshSpeed() {
+    try {
+      const page = await fetch(window.location.pathname, { credentials: "same-origin" });
+      if (!page.ok) return;
+      const fresh = new DOMParser().parseFromString(await page.text(), "text/html").getElementById("throughput");
+      if (fresh) $("throughput").replaceWith(document.adoptNode(fresh));
+    } catch { /* the page as it is stays */ }
+  }
+
+  function rankingText(ev) {
+    if (ev.state === "running") return text.phases[ev.phase] || text.phases.ranking;
+    return fill(text.rank_queued, { n: ev.position != null ? ev.position : "?" });
+  }
+
+  function follow(url, onEvent) {
+    const source = new EventSource(url);
+    source.onmessage = (message) => {
+      let ev;
+      try { ev = JSON.parse(message.data); } catch { return; }
+      if (onEvent(ev)) source.close();
+    };
+    return source;
+  }
+
+  function followRanking() {
+    follow(`/api/submissions/${root.dataset.id}/ranking/events`, (ev) => {
+      if (ev.event === "ranking" && $("ranking-status")) $("ranking-status").textContent = rankingText(ev);
+      if (ev.event !== "ranked") return false;
+      refreshSpeed();
+      return true;
+    });
+  }
+
+  if (root.dataset.status === "done") {
+    if (root.dataset.ranking === "pending") followRanking();
+    return;
+  }
   // data-events: another stream of the same events (the problem page's "Run examples")
   const events = root.dataset.events || `/api/submissions/${root.dataset.id}/events`;
-  const source = new EventSource(`${events}?lang=${root.dataset.lang}`);
-  source.onmessage = (message) => {
-    let ev;
-    try { ev = JSON.parse(message.data); } catch { return; }
+  const source = follow(`${events}?lang=${root.dataset.lang}`, (ev) => {
     const handle = handlers[ev.event];
     if (handle) handle(ev);
-    if (ev.event === "done") source.close();
-  };
+    return ev.event === "done";
+  });
   source.onerror = () => {
     if (!state.done && source.readyState !== EventSource.CLOSED) $("status-text").textContent = text.lost;
   };

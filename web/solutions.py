@@ -1,0 +1,52 @@
+"""Solutions after solving: once a learner has an accepted submission for a problem, the
+site offers its reference solution (``reference.py``), the package's explanation of it
+(``solution.zh.md`` / ``solution.en.md``, optional) and the fastest accepted submissions of
+others who ticked "share" when they submitted them.
+
+Never before: the problem page, the API and the practice pack all go through
+:func:`offer` or leave the files out (judge/pack.py copies only public files). Admins follow
+the same rule here; they read packages in the admin pages.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from sqlalchemy.orm import Session
+
+from web.catalog import ProblemView
+from web.data import profiles
+from web.models import Submission, User
+
+SHARED_SHOWN = 5  # the fastest few; more would make a long page of near-copies
+
+
+@dataclass(frozen=True)
+class Offer:
+    """What a learner who solved ``problem`` may read."""
+
+    problem: ProblemView
+    reference: str | None
+    shared: list[Submission]
+
+    def explanation_html(self, lang: str) -> str | None:
+        return self.problem.solution_html(lang)
+
+    def to_json(self) -> dict[str, Any]:
+        p = self.problem
+        explanation = ({"zh": p.problem.solution("zh"), "en": p.problem.solution("en")}
+                       if p.has_solution else None)
+        return {"problem": p.slug, "reference": self.reference, "explanation": explanation,
+                "shared": [{"id": s.id, "user": s.user.username, "ratio": s.ratio,
+                            "judged_at": s.judged_at.isoformat() + "Z" if s.judged_at else None,
+                            "code": s.code} for s in self.shared]}
+
+
+def offer(db: Session, user: User | None, problem: ProblemView) -> Offer | None:
+    """The solutions ``user`` may read for ``problem``: None until they have an accepted
+    submission for it."""
+    if user is None or not profiles.has_accepted(db, user.id, problem.slug):
+        return None
+    return Offer(problem, problem.reference,
+                 profiles.shared(db, problem.slug, besides=user.id, limit=SHARED_SHOWN))
