@@ -114,6 +114,9 @@ def test_a_run_is_never_counted_as_a_submission(client, alice, worker):
     problem_list = client.get("/").text
     assert "已通过" not in problem_list and "尝试过" not in problem_list  # her status
     assert client.get("/api/submissions/1", headers=alice).status_code == 404
+    profile = client.get("/api/users/alice").json()  # the profile (issue 14, point 6)
+    assert profile["submissions"] == 0 and profile["solved"] == [] and profile["tried"] == []
+    assert client.get("/api/problems/add-one/solution", headers=alice).status_code == 403
 
 
 def test_rate_limits_answer_429(settings, clock):
