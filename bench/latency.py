@@ -1,6 +1,13 @@
 """Submit-to-verdict latency of the sandboxed judge, against the bare compute it wraps.
 
     python bench/latency.py [-n 20] [--cold] [--slot 0] [PROBLEM ...]
+    python bench/latency.py --server [-n 10] [--workers 1] [--burst K] [--url URL] [PROBLEM ...]
+
+With ``--server``: through a running server, as a learner waits (bench/latency_server.py):
+``judge serve`` is started (or ``--url`` used), each problem's reference (default:
+padding-collate, length-bucketing, grad-accumulation) is submitted N times one after
+another **with its speed checks**, and POST -> ``done`` is timed; ``--burst K`` also
+submits K at once and prints judgings per minute.
 
 For each problem in ``problems/`` (or the slugs given), judge the problem's reference N
 times through one launcher created up front, the way a worker judges: correctness cases
@@ -202,8 +209,19 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("-n", "--runs", type=int, default=20)
     parser.add_argument("--cold", action="store_true", help="no warm template")
     parser.add_argument("--slot", type=int, default=0)
+    parser.add_argument("--server", action="store_true",
+                        help="submit -> done through a server, with the speed checks")
+    parser.add_argument("--url", help="with --server: a running server (default: start one)")
+    parser.add_argument("--workers", type=int, default=1, help="with --server: its workers")
+    parser.add_argument("--burst", type=int, default=0,
+                        help="with --server: also submit this many at once (judgings/min)")
     args = parser.parse_args(argv)
     logging.basicConfig(level=logging.WARNING, format="%(levelname)s %(name)s: %(message)s")
+    if args.server:
+        from bench import latency_server
+
+        return latency_server.run(args.problems or list(latency_server.DEFAULT), args.runs,
+                                  args.url, args.workers, args.burst)
     available = {p.slug: p for p in load_all()}
     wanted = args.problems or [p.slug for p in sorted(available.values(),
                                                       key=lambda p: p.meta.number)]

@@ -149,7 +149,7 @@ def grade(link: Link, job: dict[str, Any]) -> dict[str, Any]:
     options = grader.Options(seed=job["seed"], public_only=bool(o["public_only"]),
                              examples_only=bool(o["examples_only"]),
                              cases=tuple(o["cases"]), throughput=bool(o["throughput"]),
-                             cuda=bool(o["cuda"]))
+                             cuda=bool(o["cuda"]), speed=str(o.get("speed", "verdict")))
     report = Report(Verdict.ACCEPTED, problem.slug, job["seed"], "bwrap",
                     torch=torch.__version__, device=job["device"])
 

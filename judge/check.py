@@ -11,25 +11,28 @@ its first five lines: it is judged where CUDA is available and listed as skipped
 
 from __future__ import annotations
 
+import re
+import time
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from judge.case_reader import read_cases, read_workloads
+from judge import lint
+from judge.calibration import caught_by, speed_entries
+from judge.events import CheckedFile
 from judge.grader import Options, grade
 from judge.package import Problem
 from judge.report import Report
+from judge.shards import NEEDS_CUDA, check_files, needs_cuda
 from judge.trust import runs_confined
 from judge.verdict import Verdict
 from sandbox.launch import Launcher
 
-NEEDS_CUDA = "# judge-check: needs cuda"
-
-
-def needs_cuda(code: str) -> bool:
-    """Whether a fixture's expected verdict holds only on a CUDA machine."""
-    return any(line.strip() == NEEDS_CUDA for line in code.splitlines()[:5])
+# check_files, needs_cuda and NEEDS_CUDA live in judge.shards (the web imports them without
+# torch) and are part of this module's API too.
+__all__ = ["NEEDS_CUDA", "CheckResult", "Outcome", "check_files", "check_problem", "needs_cuda",
+           "review", "suite_errors"]
 
 
 @dataclass
@@ -39,32 +42,52 @@ class Outcome:
     label: str  # "reference", "starter", "submissions/wrong_answer/x.py"
     expected: str  # a verdict, or "not accepted"
     report: Report
+    # Set when the file got its verdict but the check still doubts it (a reference that
+    # every accepted fixture disagrees with): the explanation.
+    doubt: str = ""
 
     @property
     def ok(self) -> bool:
+        if self.doubt:
+            return False
         got = self.report.verdict
         if self.expected == "not accepted":
             return got not in (Verdict.ACCEPTED, Verdict.INTERNAL_ERROR)
         return str(got) == self.expected
 
-    def to_json(self) -> dict[str, object]:
+    def checked(self) -> CheckedFile:
         """What a validation report keeps of it (web/README.md, validate jobs)."""
-        return {"label": self.label, "expected": self.expected,
-                "verdict": str(self.report.verdict), "ok": self.ok,
-                "detail": "" if self.ok else self.explain()}
+        caught, public = caught_by(self.report)
+        return CheckedFile(self.label, self.expected, self.report.verdict, self.ok,
+                           "" if self.ok else self.explain(), caught, public,
+                           speed_entries(self.report), self.report.time_ms)
+
+    def to_json(self) -> dict[str, object]:
+        return self.checked().to_json()
 
     def explain(self) -> str:
         r = self.report
+        if self.doubt:
+            return f"{self.label}: {self.doubt}"
         text = f"{self.label}: expected {self.expected}, got {r.verdict}"
         failing = [t for t in r.tests if t.verdict not in (Verdict.ACCEPTED, Verdict.SKIPPED)]
-        # Problem authors see the admin-only details (a reference's traceback) too.
-        if r.message.en:
+        # Problem authors see the admin-only details (a reference's traceback) too. Cases
+        # that failed alike are one line (a crashing file fails every case the same way).
+        if r.message.en and (r.detail.en or not failing):
             text += "\n    " + (r.detail.en or r.message.en).replace("\n", "\n    ")
-        for t in failing[:3]:
-            text += f"\n    {t.name} [{t.verdict}]: " + (t.detail.en or t.message.en).replace(
-                "\n", "\n      ")
+        groups: dict[tuple[str, str], list[str]] = {}
+        for t in failing:
+            groups.setdefault((str(t.verdict), t.detail.en or t.message.en), []).append(t.name)
+        for (verdict, message), names in list(groups.items())[:3]:
+            text += f"\n    {', '.join(names)} [{verdict}]: " + message.replace("\n", "\n      ")
         text += f"\n    (seed {r.seed})"
-        return text
+        # Every runner loads its file as submission.py: name the file the author wrote.
+        return re.sub(r"\bsubmission\.py\b", self.file_name, text)
+
+    @property
+    def file_name(self) -> str:
+        return {"reference": "reference.py", "starter": "starter.py"}.get(
+            self.label, Path(self.label).name)
 
 
 @dataclass
@@ -73,6 +96,11 @@ class CheckResult:
     errors: list[str] = field(default_factory=list)
     outcomes: list[Outcome] = field(default_factory=list)
     skipped: list[str] = field(default_factory=list)  # fixtures this machine cannot judge
+    # what the judging showed beyond the verdicts (a wrong fixture only public cases catch)
+    warnings: list[str] = field(default_factory=list)
+    findings: list[lint.Finding] = field(default_factory=list)  # its lint findings
+    seed: int | None = None  # the seed every file was judged with (None: each its own)
+    time_s: float = 0.0
 
     @property
     def ok(self) -> bool:
@@ -81,69 +109,49 @@ class CheckResult:
     def problems(self) -> list[str]:
         return self.errors + [o.explain() for o in self.outcomes if not o.ok]
 
+    def files(self) -> list[CheckedFile]:
+        return [o.checked() for o in self.outcomes]
 
-def check_files(problem: Problem, *, cuda: bool = False) -> list[tuple[str, str, str | None]]:
-    """(label, expected verdict, code) of every file a check judges, in order; the code
-    is None for a fixture this machine cannot judge (it needs CUDA)."""
-    files: list[tuple[str, str, str | None]] = [
-        ("reference", "accepted", problem.read("reference.py")),
-        ("starter", "not accepted", problem.starter),
-    ]
-    for verdict, path in problem.submissions():
-        label = str(Path("submissions") / verdict / path.name)
-        code = path.read_text(encoding="utf-8")
-        files.append((label, verdict, None if needs_cuda(code) and not cuda else code))
-    return files
+    def to_json(self) -> dict[str, object]:
+        """The validation result a worker sends (web/validation.py stores it)."""
+        return {"ok": self.ok, "errors": self.errors, "warnings": self.warnings,
+                "files": [o.to_json() for o in self.outcomes], "skipped": self.skipped,
+                "seed": self.seed, "time_s": round(self.time_s, 1)}
 
 
 def suite_errors(problem: Problem, *, confined: bool) -> list[str]:
-    """What is wrong with the package's tests as a whole. A package whose code runs
-    ``confined`` (judge.trust) is read from its syntax tree here, never imported: its
-    import happens in the grader box of each file judged, which reports what fails there."""
-    if confined:
-        source = problem.read("tests.py")
+    """What is wrong with the package's tests as a whole, from tests.py's syntax tree
+    (judge.lint). A package whose code runs ``confined`` (judge.trust) is never imported
+    here: its import happens in the grader box of each file judged, which reports what
+    fails there; any other is imported too."""
+    errors = [str(f).removeprefix("error: ") for f in lint.errors(lint.lint_tests(problem))]
+    if not errors and not confined:
         try:
-            declared = read_cases(source)
-            workloads = set(read_workloads(source))
-        except SyntaxError as e:
-            return [f"tests.py does not load: SyntaxError: {e}"]
-        cases = [(c.name, c.public, c.is_example) for c in declared]
-    else:
-        try:
-            suite = problem.tests
+            problem.tests  # noqa: B018 (importing it is the check)
         except Exception as e:
             return [f"tests.py does not load: {type(e).__name__}: {e}"]
-        cases = [(c.name, c.public, c.is_example) for c in suite.cases]
-        workloads = set(suite.workloads)
-    if not cases:
-        return ["tests.py declares no @case"]
-    errors = []
-    first_hidden = next((i for i, (_, public, _) in enumerate(cases) if not public), None)
-    if first_hidden is not None:
-        late = [name for name, public, _ in cases[first_hidden:] if public]
-        if late:
-            errors.append(f"tests.py: public case {late[0]} comes after hidden case "
-                          f"{cases[first_hidden][0]}; put public cases first")
-    if not any(example for _, _, example in cases):
-        errors.append("tests.py has no public example_* case")
-    for tp in problem.meta.throughput:
-        if tp.workload not in workloads:
-            errors.append(f"throughput {tp.name!r}: tests.py has no @workload "
-                          f"{tp.workload!r}")
     return errors
 
 
 def check_problem(problem: Problem, launcher: Launcher, *, seed: int | None = None,
                   workers: int = 2, throughput: bool = True, cuda: bool = False,
-                  on_outcome: Callable[[Outcome], None] | None = None) -> CheckResult:
-    result = CheckResult(problem)
+                  on_outcome: Callable[[Outcome], None] | None = None,
+                  only: Callable[[str, str], bool] | None = None) -> CheckResult:
+    """Judge the package's files (those ``only(label, expected)`` keeps, when given),
+    ``workers`` at a time. The reference is judged first: when it is not accepted, nothing
+    else is (every other verdict would be the same internal error)."""
+    started = time.monotonic()
+    result = CheckResult(problem, seed=seed)
+    found = result.findings = lint.lint_problem(problem)
     result.errors = suite_errors(problem, confined=runs_confined(problem, launcher.isolation))
+    result.errors += [str(f).removeprefix("error: ") for f in lint.errors(found)
+                      if not f.where.startswith("tests.py")]
     if result.errors:
         return result
 
     jobs = check_files(problem, cuda=cuda)
     result.skipped = [label for label, _, code in jobs if code is None]
-    jobs = [job for job in jobs if job[2] is not None]
+    jobs = [job for job in jobs if job[2] is not None and (only is None or only(*job[:2]))]
     options = Options(seed=seed, throughput=throughput, cuda=cuda)
 
     def run(job: tuple[str, str, str | None]) -> Outcome:
@@ -154,6 +162,34 @@ def check_problem(problem: Problem, launcher: Launcher, *, seed: int | None = No
             on_outcome(outcome)
         return outcome
 
+    if jobs and jobs[0][0] == "reference":
+        first = run(jobs.pop(0))
+        result.outcomes.append(first)
+        if not first.ok:
+            result.errors.append("the reference is not accepted, so no other file was "
+                                 "judged (each would fail the same way)")
+            result.time_s = time.monotonic() - started
+            return result
     with ThreadPoolExecutor(max_workers=max(1, workers)) as pool:
-        result.outcomes = list(pool.map(run, jobs))
+        result.outcomes += list(pool.map(run, jobs))
+    review(result)
+    result.time_s = time.monotonic() - started
     return result
+
+
+def review(result: CheckResult) -> None:
+    """What the verdicts alone do not show: a reference that every accepted fixture
+    disagrees with, and wrong fixtures that no hidden case catches."""
+    accepted = [o for o in result.outcomes if o.expected == "accepted" and o.label != "reference"]
+    reference = next((o for o in result.outcomes if o.label == "reference"), None)
+    if reference is not None and reference.ok and accepted and not any(o.ok for o in accepted):
+        reference.doubt = (f"accepted only because every expected value comes from it: "
+                           f"all {len(accepted)} accepted fixtures fail, so the reference "
+                           f"(or the tests) may be wrong")
+    for o in result.outcomes:
+        if o.expected == "wrong_answer" and o.ok:
+            name, public = caught_by(o.report)
+            if public:
+                result.warnings.append(f"{o.label}: only public case {name} catches it; a "
+                                       f"hidden case should too")
+

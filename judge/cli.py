@@ -25,8 +25,10 @@ from judge.cli_base import (
     find_problem,
     load_problems,
 )
+from judge.cli_lint import add_lint_command
 from judge.cli_worker import add_worker_commands
-from judge.i18n import DEFAULT_LANG, LANGS
+from judge.i18n import DEFAULT_LANG, LANGS, T
+from judge.measurement import SPEED_MODES
 from judge.package import PackageError
 from judge.render import indent, paint, render
 from judge.verdict import Verdict
@@ -57,7 +59,7 @@ def cmd_grade(args: argparse.Namespace) -> int:
     try:
         options = Options(seed=args.seed, public_only=args.public_only,
                           cases=tuple(args.case or ()), throughput=not args.no_throughput,
-                          cuda=cuda_available())
+                          cuda=cuda_available(), speed=args.speed)
         # Whatever a package's tests print must not corrupt --json: stdout is the report's.
         with contextlib.redirect_stdout(sys.stderr):
             report = grade(problem, code, launcher, options)
@@ -70,6 +72,12 @@ def cmd_grade(args: argparse.Namespace) -> int:
         print(paint(f"{problem.number}. {title}  ← {path}  (seed {report.seed}, "
                     f"isolation {report.isolation})", "1"))
         print(render(report, args.lang))
+    if args.case and problem.meta.throughput and not args.no_throughput:
+        # The speed checks run after every case has passed, never with --case.
+        names = ", ".join(tp.name for tp in problem.meta.throughput)
+        print(T(f"注意：只运行了选定的用例，速度检查（{names}）没有运行",
+                f"note: only the chosen cases ran; the speed checks ({names}) were skipped"
+                )(args.lang), file=sys.stderr)
     if report.verdict is Verdict.INTERNAL_ERROR:
         return 2
     return 0 if report.verdict is Verdict.ACCEPTED else 1
@@ -98,23 +106,36 @@ def cmd_check(args: argparse.Namespace) -> int:
             result = check_problem(problem, launcher, seed=args.seed, workers=args.jobs,
                                    throughput=not args.no_throughput,
                                    cuda=cuda_available(), on_outcome=progress)
-            skipped = (f", {len(result.skipped)} skipped: they need CUDA"
-                       if result.skipped else "")
-            if args.verbose:
-                for label in result.skipped:
-                    print(f"   - {label}: skipped (needs CUDA)", flush=True)
-            if result.ok:
-                print(paint(f"✓ {problem.slug}", "32") +
-                      f"  ({len(result.outcomes)} files judged{skipped})", flush=True)
-            else:
-                bad += 1
-                print(paint(f"✗ {problem.slug}", "31"), flush=True)
-                for line in result.problems():
-                    print(indent(line, 3))
+            print_check(problem, result, args.verbose)
+            bad += not result.ok
     finally:
         launcher.close()
     print(f"{len(problems) - bad} / {len(problems)} packages pass")
     return 1 if bad else 0
+
+
+def print_check(problem, result, verbose: bool) -> None:
+    """A package's check: its calibration table (judge/calibration.py), its warnings, and
+    what failed."""
+    from judge.calibration import table
+
+    skipped = f", {len(result.skipped)} skipped: they need CUDA" if result.skipped else ""
+    if verbose:
+        for label in result.skipped:
+            print(f"   - {label}: skipped (needs CUDA)", flush=True)
+    if result.outcomes:
+        print(indent(table(result.files()), 3))
+    for warning in [str(f) for f in result.findings if f.level == "warning"] + [
+            f"warning: {w}" for w in result.warnings]:
+        print(indent(paint("warning", "33") + warning.removeprefix("warning"), 3))
+    took = f", {result.time_s:.0f} s"
+    if result.ok:
+        print(paint(f"✓ {problem.slug}", "32") +
+              f"  ({len(result.outcomes)} files judged{skipped}{took})", flush=True)
+    else:
+        print(paint(f"✗ {problem.slug}", "31") + f"  ({took[2:]})", flush=True)
+        for line in result.problems():
+            print(indent(line, 3))
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -134,6 +155,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--seed", type=int, help="the seed for hidden inputs (default: random)")
     p.add_argument("--case", action="append", help="run only this case (repeatable)")
     p.add_argument("--no-throughput", action="store_true", help="skip throughput checks")
+    p.add_argument("--speed", choices=SPEED_MODES, default="verdict",
+                   help="verdict: stop each speed check once the bar is decided (default); "
+                        "ranking: measure the ratio precisely, as for the leaderboard")
     p.add_argument("--lang", choices=LANGS, default=DEFAULT_LANG)
     add_isolation_args(p)
     p.set_defaults(fn=cmd_grade)
@@ -147,6 +171,7 @@ def build_parser() -> argparse.ArgumentParser:
     add_isolation_args(p)
     p.set_defaults(fn=cmd_check)
 
+    add_lint_command(sub)
     add_worker_commands(sub)
     if not add_plugin_commands(sub):
         parser.epilog = ("serve, admin and problems come with the web package: install this "

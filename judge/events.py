@@ -4,7 +4,8 @@ what a worker posts to the server, and what the server streams to a reader.
 Each kind is a frozen dataclass with ``to_json``/``from_json``; :class:`EventKind` names
 them, and the table in web/README.md ("Progress events") lists them (a test checks it).
 
-    grader       Started -> (Running -> TestJudged)* -> (Running -> ThroughputMeasured)* -> Done
+    grader       Started -> (Running -> TestJudged)* -> [Phase(waiting) -> Phase(measuring|ranking)
+                 -> (Running -> ThroughputMeasured)*] -> Done
     check        FilesPlanned -> FileChecked*
     server only  Queued (a reader's position in the queue)
 
@@ -31,6 +32,7 @@ class EventKind(enum.StrEnum):
     QUEUED = "queued"
     START = "start"
     RUNNING = "running"
+    PHASE = "phase"
     TEST = "test"
     THROUGHPUT = "throughput"
     DONE = "done"
@@ -124,6 +126,31 @@ class Running:
         return cls(str(body.get("name", "")), None if index is None else int(index))
 
 
+PHASES = ("waiting_for_quiet_machine", "measuring", "ranking")
+
+
+@dataclass(frozen=True)
+class Phase:
+    """Where the speed checks stand: waiting for the machine-wide measuring lock
+    (``waiting_for_quiet_machine``: another judging on this machine is measuring), then
+    measuring for the verdict (``measuring``) or precisely, for the leaderboard
+    (``ranking``)."""
+
+    kind: ClassVar = EventKind.PHASE
+    phase: str
+
+    def __post_init__(self) -> None:
+        if self.phase not in PHASES:
+            raise ValueError(f"phase must be one of {PHASES}, not {self.phase!r}")
+
+    def to_json(self, lang: str = "zh", *, learner: bool = False) -> dict[str, Any]:
+        return {"event": str(self.kind), "phase": self.phase}
+
+    @classmethod
+    def from_json(cls, data: Any) -> Phase:
+        return cls(_body(data, cls.kind).get("phase"))
+
+
 @dataclass(frozen=True)
 class TestJudged:
     """A test's verdict landed."""
@@ -197,18 +224,29 @@ class Done:
 @dataclass(frozen=True)
 class CheckedFile:
     """One file of a package check (validation): its expected verdict and, once judged,
-    its verdict, whether that is right, and the check's explanation (admins only)."""
+    its verdict, whether that is right, and the check's explanation (admins only); for
+    the calibration report (judge/calibration.py), the case that caught it (``caught_by``,
+    ``caught_public``) and its speed checks' ratios (``speed``)."""
 
     label: str
     expected: str
     verdict: Verdict | None = None
     ok: bool | None = None
     detail: str = ""
+    caught_by: str | None = None
+    caught_public: bool = False
+    speed: tuple[dict[str, Any], ...] = ()
+    time_ms: float = 0.0
 
     def to_json(self) -> dict[str, Any]:
-        return {"label": self.label, "expected": self.expected,
-                "verdict": None if self.verdict is None else str(self.verdict),
-                "ok": self.ok, "detail": self.detail}
+        data: dict[str, Any] = {
+            "label": self.label, "expected": self.expected,
+            "verdict": None if self.verdict is None else str(self.verdict),
+            "ok": self.ok, "detail": self.detail}
+        if self.verdict is not None:
+            data.update(caught_by=self.caught_by, caught_public=self.caught_public,
+                        speed=list(self.speed), time_ms=round(self.time_ms, 1))
+        return data
 
     @classmethod
     def from_json(cls, data: Any) -> CheckedFile:
@@ -217,8 +255,26 @@ class CheckedFile:
         label, expected = data["label"][:200], str(data.get("expected", ""))[:40]
         if data.get("verdict") is None:
             return cls(label, expected)
+        caught = data.get("caught_by")
         return cls(label, expected, Verdict(data["verdict"]), bool(data.get("ok")),
-                   str(data.get("detail", ""))[:4000])
+                   str(data.get("detail", ""))[:4000],
+                   caught_by=str(caught)[:200] if caught is not None else None,
+                   caught_public=bool(data.get("caught_public")),
+                   speed=tuple(_speed_entry(s) for s in (data.get("speed") or [])[:20]),
+                   time_ms=float(data.get("time_ms") or 0.0))
+
+
+def _speed_entry(data: Any) -> dict[str, Any]:
+    """One speed ratio of a checked file: name, verdict, ratio, its interval, min_ratio."""
+    if not isinstance(data, dict):
+        raise ValueError("a speed entry must be an object")
+    ratio, interval = data.get("ratio"), data.get("interval")
+    if interval is not None:
+        lo, hi = (float(x) for x in interval)
+        interval = [lo, hi]
+    return {"name": str(data.get("name", ""))[:200], "verdict": str(data.get("verdict", ""))[:40],
+            "ratio": None if ratio is None else float(ratio), "interval": interval,
+            "min_ratio": float(data.get("min_ratio") or 0.0)}
 
 
 @dataclass(frozen=True)
@@ -254,12 +310,13 @@ class FileChecked:
         return cls(CheckedFile.from_json(_body(data, cls.kind).get("file")))
 
 
-Event = (Queued | Started | Running | TestJudged | ThroughputMeasured | Done | FilesPlanned
-         | FileChecked)
+Event = (Queued | Started | Running | Phase | TestJudged | ThroughputMeasured | Done
+         | FilesPlanned | FileChecked)
 CLASSES: dict[EventKind, Any] = {c.kind: c for c in (
-    Queued, Started, Running, TestJudged, ThroughputMeasured, Done, FilesPlanned, FileChecked)}
-GRADING = frozenset({EventKind.START, EventKind.RUNNING, EventKind.TEST, EventKind.THROUGHPUT,
-                     EventKind.DONE})
+    Queued, Started, Running, Phase, TestJudged, ThroughputMeasured, Done, FilesPlanned,
+    FileChecked)}
+GRADING = frozenset({EventKind.START, EventKind.RUNNING, EventKind.PHASE, EventKind.TEST,
+                     EventKind.THROUGHPUT, EventKind.DONE})
 CHECKING = frozenset({EventKind.FILES, EventKind.FILE})
 
 

@@ -8,12 +8,13 @@ is its first failing test's.
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import logging
 import secrets
 import shutil
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal, overload
@@ -23,6 +24,7 @@ import torch
 from judge.events import Done, Event, PlannedTest, Running, Started, TestJudged
 from judge.expected import ReplayMismatch, ReplaySession
 from judge.i18n import T
+from judge.measurement import SPEED_MODES
 from judge.package import Problem, limits_for
 from judge.report import EMPTY, NEEDS_CUDA, Report, SkipReason, TestResult, cpu_only_message
 from judge.session import (
@@ -39,6 +41,7 @@ from judge.testing import (
     CaseSpec,
     Ctx,
     ReferenceFailed,
+    as_reference,
     case_seed,
 )
 from judge.trust import runs_confined
@@ -67,6 +70,13 @@ class Options:
     jobs_root: Path | None = None
     # Recorded reference answers for public cases (a practice pack has no reference.py).
     expected: dict[str, list] | None = None
+    # How the speed checks stop (judge.measurement.SPEED_MODES): "verdict" as soon as the
+    # bar is decided (a live judging), "ranking" once the ratio is precise (the leaderboard).
+    speed: str = "verdict"
+
+    def __post_init__(self) -> None:
+        if self.speed not in SPEED_MODES:
+            raise ValueError(f"speed must be one of {SPEED_MODES}, not {self.speed!r}")
 
 
 class Sessions:
@@ -139,6 +149,8 @@ class Sessions:
 
     def close(self) -> None:
         for session in self.all:
+            session.say_bye()  # all of them first: they exit at the same time
+        for session in self.all:
             session.close()
 
 
@@ -155,15 +167,8 @@ def grade(problem: Problem, code: str, launcher: Launcher, options: Options = Op
                     device=device)
     emit = on_progress or (lambda event: None)
     try:
-        if runs_confined(problem, launcher.isolation):
-            # A package that did not ship with the judge: its tests.py runs in a grader
-            # box of its own, never in this process (judge/graderbox.py).
-            from judge.graderbox import grade_in_box
-
-            grade_in_box(problem, code, launcher, options, report, emit)
-        else:
-            with job_root(launcher, options.jobs_root) as root:
-                _grade(problem, code, launcher, options, report, root, emit)
+        with one_thread():
+            _grade_in_place_or_box(problem, code, launcher, options, report, emit)
         finish(report)
     except Exception as e:  # making the folder failed (the clean-up itself never raises)
         log.exception("no job folder for %s", problem.slug)
@@ -173,6 +178,33 @@ def grade(problem: Problem, code: str, launcher: Launcher, options: Options = Op
     report.time_ms = (time.monotonic() - started) * 1000
     emit(Done.of(report))
     return report
+
+
+@contextlib.contextmanager
+def one_thread() -> Iterator[None]:
+    """The grader's own tensor work (making inputs, comparing results) on one thread while
+    it judges. Its results are small and the runners take the other cores: torch's pool of
+    one thread per core then only waits for a busy machine (comparing a padding-collate
+    result took 49 ms with two threads on a loaded 2-core machine, 0.9 ms with one)."""
+    before = torch.get_num_threads()
+    torch.set_num_threads(1)
+    try:
+        yield
+    finally:
+        torch.set_num_threads(before)
+
+
+def _grade_in_place_or_box(problem: Problem, code: str, launcher: Launcher, options: Options,
+                           report: Report, emit: Progress) -> None:
+    if runs_confined(problem, launcher.isolation):
+        # A package that did not ship with the judge: its tests.py runs in a grader
+        # box of its own, never in this process (judge/graderbox.py).
+        from judge.graderbox import grade_in_box
+
+        grade_in_box(problem, code, launcher, options, report, emit)
+    else:
+        with job_root(launcher, options.jobs_root) as root:
+            _grade(problem, code, launcher, options, report, root, emit)
 
 
 def finish(report: Report) -> None:
@@ -211,12 +243,13 @@ def _grade(problem: Problem, code: str, launcher: Launcher, options: Options, re
                 and not options.public_only and not options.cases):
             from judge.throughput import run_checks
 
-            run_checks(problem, sessions, report, seed, device, emit)
+            run_checks(problem, sessions, report, seed, device, emit, options.speed)
     except (ImportFailed, ReferenceFailed, RunnerLost) as e:
         # Only the reference's session gets here: the package is broken.
         report.verdict = Verdict.INTERNAL_ERROR
         report.message = REFERENCE_BROKE
-        report.detail = T(f"参考解答无法运行：{e}", f"the reference could not run: {e}")
+        why = as_reference(str(e) if not isinstance(e, ImportFailed) else e.describe().en)
+        report.detail = T(f"参考解答无法运行：{why}", f"the reference could not run: {why}")
         log.error("reference failed for %s: %s", problem.slug, e)
     except Exception as e:
         log.exception("internal error grading %s", problem.slug)

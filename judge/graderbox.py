@@ -88,7 +88,8 @@ def grade_in_box(problem: Problem, code: str, launcher: Launcher, options: Any,
     job = {"mode": "grade", "code": code, "seed": report.seed, "device": report.device,
            "options": {"public_only": options.public_only,
                        "examples_only": options.examples_only, "cases": list(options.cases),
-                       "throughput": options.throughput, "cuda": options.cuda}}
+                       "throughput": options.throughput, "cuda": options.cuda,
+                       "speed": options.speed}}
     try:
         last = in_box(problem, launcher, report.device, job, emit)
         if last.get("op") != "report":

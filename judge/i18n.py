@@ -41,3 +41,8 @@ class T:
     @staticmethod
     def join(parts: list[T], sep: str = "\n") -> T:
         return T(sep.join(p.zh for p in parts), sep.join(p.en for p in parts))
+
+
+# The same class under a name that a tests.py can import without shadowing ``T``, the usual
+# name of a sequence length: ``from judge.i18n import Text`` (docs/writing-problems.md).
+Text = T

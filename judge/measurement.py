@@ -3,11 +3,27 @@ problem's tests.py declares, one timed :class:`Pair`, and the :class:`Measuremen
 judging (pair ratios, the staging charge, the ratio per kind of input, its confidence
 interval, and when it is known well enough). No clock and no runner here:
 judge/throughput.py times the pairs.
+
+A measurement stops in one of two modes (``SPEED_MODES``):
+
+* ``"verdict"`` (a live judging): a sequential test against the bar. At the looks
+  (:func:`looks`: ``min_pairs``, then every ``LOOK_GROWTH`` times as many pairs), an exact
+  sign-test bound on each kind's median (:func:`sign_bounds`) is taken; once the geometric
+  mean of the lower bounds is above the bar the check is accepted, once that of the upper
+  bounds is below it, too slow. Each bound is wrong with probability at most
+  ``VERDICT_ALPHA / (2 * looks * kinds)``, so whatever the distribution of the pair ratios,
+  a measurement whose true ratio (the kinds' population medians) lies on one side of the
+  bar ends on the other side by this rule with probability at most ``VERDICT_ALPHA / 2``
+  (union bound over the looks and the kinds). One undecided at ``max_pairs`` or the budget
+  is read by its median, as before.
+* ``"ranking"`` (the precise ratio for the leaderboard): until the ratio's 95 % interval is
+  within ``REL_WIDTH`` of it (or clearly below the bar).
 """
 
 from __future__ import annotations
 
 import collections
+import functools
 import math
 import statistics
 from collections.abc import Callable
@@ -18,11 +34,20 @@ from judge.i18n import T
 from judge.verdict import Verdict
 
 BORDERLINE = 0.85  # a median within this factor of the bar is measured again
-REL_WIDTH = 0.06  # stop once the median's confidence interval is this narrow (relative)
+REL_WIDTH = 0.06  # ranking: stop once the median's confidence interval is this narrow
+# Verdict mode: the chance of a wrong verdict for a submission whose true ratio is on the
+# other side of the bar (at most, at the bar itself; it falls off exponentially with the
+# distance), per measurement and side: VERDICT_ALPHA / 2.
+VERDICT_ALPHA = 0.001
+LOOK_GROWTH = 1.2  # verdict mode looks at min_pairs pairs, then each time 1.2x as many
+SPEED_MODES = ("verdict", "ranking")
 # A call's staging (CPU time of the runner's cgroup, else wall time) may take this much
 # longer than the reference's staging of the same inputs, uncharged.
 STAGE_SLACK = 0.15
 STAGE_ABS_S = 0.0005
+# A charge in CPU time is paid in wall time: times the reference's wall/CPU time of its
+# timed calls (a loaded machine), at most this.
+MAX_LOAD_FACTOR = 10.0
 
 
 @dataclass(frozen=True)
@@ -77,10 +102,14 @@ class Measurement:
     strata: list[str] = field(default_factory=list)  # each pair's kind (Workload.stratum)
     disturbed: int = 0  # pairs thrown away: the submission's side ran while not timed
     wall_staging: bool = False  # some staging was timed by the wall clock (see add)
+    ref_run_cpu_s: list[float] = field(default_factory=list)  # CPU time of its timed calls
 
     def add(self, pair: Pair) -> None:
         self.sub_s.append(pair.times["sub"])
         self.ref_s.append(pair.times["ref"])
+        run_cpu = (pair.run_cpu or {}).get("ref")
+        if run_cpu is not None and run_cpu > 0:
+            self.ref_run_cpu_s.append(pair.times["ref"] / run_cpu)
         self.stage_sub_s.append(pair.stages["sub"])
         self.stage_ref_s.append(pair.stages["ref"])
         if pair.kind is not None:
@@ -96,8 +125,20 @@ class Measurement:
             self.ratios = [r / max(s + extra, 1e-9) for r, s in zip(self.ref_s, self.sub_s,
                                                                     strict=True)]
             return
-        self.ratios = [r / max(s + stage_charge(ss, rs), 1e-9) for r, s, ss, rs in zip(
+        load = self.load_factor()
+        self.ratios = [r / max(s + load * stage_charge(ss, rs), 1e-9) for r, s, ss, rs in zip(
             self.ref_s, self.sub_s, self.stage_sub_s, self.stage_ref_s, strict=True)]
+
+    def load_factor(self) -> float:
+        """What a second of CPU took of the wall clock in the timed calls: the median of
+        the reference's timed calls' wall time over their CPU time (its runner's cgroup),
+        between 1 and ``MAX_LOAD_FACTOR``; 1 where it is not known. Staging is charged in
+        CPU time, which does not wait for a busy machine, but the timed calls do: on a
+        machine that gives the timing core a quarter of the time, work moved into staging
+        would otherwise cost a quarter of what it costs timed."""
+        if not self.ref_run_cpu_s:
+            return 1.0
+        return min(MAX_LOAD_FACTOR, max(1.0, statistics.median(self.ref_run_cpu_s)))
 
     def groups(self) -> list[list[float]]:
         """The pair ratios by kind of input (one group for a workload without kinds)."""
@@ -117,16 +158,56 @@ class Measurement:
         ends = [median_interval(g) for g in self.groups()]
         return _geometric_mean([lo for lo, _ in ends]), _geometric_mean([hi for _, hi in ends])
 
-    def settled(self, workload: Workload, min_ratio: float) -> bool:
-        """Known tightly enough (or clearly below the bar) to stop measuring: at least
-        ``min_pairs`` pairs (and, for a workload with kinds of input, two kinds of three
-        pairs each), and a confidence interval of the ratio within ``REL_WIDTH``."""
+    def enough(self, workload: Workload) -> bool:
+        """At least ``min_pairs`` pairs and, for a workload with kinds of input, two kinds
+        of three pairs each: no measurement stops before."""
         groups = self.groups()
-        if len(self.ratios) < workload.min_pairs or (workload.stratum is not None and (
-                len(groups) < 2 or min(len(g) for g in groups) < 3)):
+        return len(self.ratios) >= workload.min_pairs and (workload.stratum is None or (
+            len(groups) >= 2 and min(len(g) for g in groups) >= 3))
+
+    def settled(self, workload: Workload, min_ratio: float, mode: str = "verdict") -> bool:
+        """Known well enough to stop measuring (see the module's docstring): in verdict
+        mode once :meth:`decision` has one, in ranking mode once the ratio's interval is
+        within ``REL_WIDTH`` (or clearly below the bar). Never before :meth:`enough`."""
+        if mode not in SPEED_MODES:
+            raise ValueError(f"speed mode must be one of {SPEED_MODES}, not {mode!r}")
+        if not self.enough(workload):
             return False
+        if mode == "verdict":
+            return self.decision(workload, min_ratio) is not None
         lo, hi = self.interval()
         return hi < min_ratio * BORDERLINE or (hi - lo) / max(self.ratio, 1e-9) <= REL_WIDTH
+
+    def decision(self, workload: Workload, min_ratio: float) -> Verdict | None:
+        """The sequential verdict at this many pairs: ACCEPTED when the sign-test bounds
+        put the ratio wholly above the bar, TOO_SLOW wholly below, None when undecided (or
+        this is not one of the looks, or there are not :meth:`enough` pairs yet)."""
+        points = looks(workload.min_pairs, workload.max_pairs)
+        groups = self.groups()
+        if len(self.ratios) not in points or not groups or not self.enough(workload):
+            return None
+        alpha = VERDICT_ALPHA / (2 * len(points) * len(groups))
+        ends = [sign_bounds(g, alpha) for g in groups]
+        if _geometric_mean([lo for lo, _ in ends]) > min_ratio:
+            return Verdict.ACCEPTED
+        his = [hi for _, hi in ends]
+        if math.isfinite(max(his)) and _geometric_mean(his) < min_ratio:
+            return Verdict.TOO_SLOW
+        return None
+
+    def kinds(self) -> list[tuple[str | None, float, float]]:
+        """Per kind of input (in the order first seen; one entry, kind None, for a workload
+        without kinds): the submission's and the reference's median timed call, seconds."""
+        strata = self.strata if len(self.strata) >= len(self.sub_s) else []
+        if not strata:
+            return [(None, statistics.median(self.sub_s), statistics.median(self.ref_s))] \
+                if self.sub_s else []
+        by: dict[str, tuple[list[float], list[float]]] = {}
+        for kind, s, r in zip(strata, self.sub_s, self.ref_s, strict=False):
+            subs, refs = by.setdefault(kind, ([], []))
+            subs.append(s)
+            refs.append(r)
+        return [(k, statistics.median(s), statistics.median(r)) for k, (s, r) in by.items()]
 
     @property
     def spread(self) -> float:
@@ -141,6 +222,38 @@ class Measurement:
 def _geometric_mean(values: list[float]) -> float:
     """0.0 for no values or any zero (a cut-short call)."""
     return statistics.geometric_mean(values) if values and min(values) > 0 else 0.0
+
+
+@functools.lru_cache(maxsize=64)
+def looks(min_pairs: int, max_pairs: int) -> frozenset[int]:
+    """The pair counts at which verdict mode tests the bar: ``min_pairs``, then each
+    ``LOOK_GROWTH`` times as many (rounded up), up to ``max_pairs``. Fewer looks than pairs
+    keep each look's share of ``VERDICT_ALPHA`` large, so that a clear ratio stops early."""
+    points = [max(1, min_pairs)]
+    while points[-1] < max_pairs:
+        points.append(min(max_pairs, max(points[-1] + 1, math.ceil(points[-1] * LOOK_GROWTH))))
+    return frozenset(points)
+
+
+@functools.lru_cache(maxsize=4096)
+def _sign_rank(n: int, alpha: float) -> int:
+    """The largest k with P(Binomial(n, 1/2) <= k - 1) <= alpha (0: none)."""
+    k, tail = 0, 0
+    while k < n and (tail + math.comb(n, k)) / 2**n <= alpha:
+        tail += math.comb(n, k)
+        k += 1
+    return k
+
+
+def sign_bounds(values: list[float], alpha: float) -> tuple[float, float]:
+    """Lower and upper confidence bounds for the median of the distribution the values
+    were drawn from, each wrong with probability at most ``alpha`` (the sign test: exact,
+    whatever the distribution). (0, inf) when there are too few values to say anything."""
+    xs = sorted(values)
+    k = _sign_rank(len(xs), alpha)
+    if k == 0:
+        return 0.0, math.inf
+    return xs[k - 1], xs[len(xs) - k]
 
 
 def median_interval(values: list[float], z: float = 1.96) -> tuple[float, float]:
@@ -164,6 +277,7 @@ class Pair:
     # Per side timed: the other side's runner used CPU while it was being timed.
     disturbed: dict[str, bool]
     staging_cpu: bool = True  # ``stages`` is CPU time (the runners' cgroups), not wall time
+    run_cpu: dict[str, float | None] | None = None  # per side: CPU time of the timed call
 
 
 def stage_charge(sub_stage_s: float, ref_stage_s: float) -> float:

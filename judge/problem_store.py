@@ -21,7 +21,7 @@ import shutil
 import tempfile
 import zipfile
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import lru_cache
 from pathlib import Path
 
@@ -35,7 +35,7 @@ from judge.package import (
     load_problem,
     package_hash,
 )
-from judge.upload import PackageRefused, copy_folder, unpack_zip
+from judge.upload import PackageRefused, copy_folder, folder_name, unpack_zip
 
 log = logging.getLogger("judge.problem_store")
 HASH = re.compile(r"^[0-9a-f]{64}$")
@@ -49,6 +49,9 @@ class Stored:
 
     problem: Problem
     new: bool
+    # The folder the package came in (a zip's top folder, a folder's name), which must be
+    # its slug (judge/lint.py); None when its files came without one.
+    source_name: str | None = None
 
 
 class Store:
@@ -82,11 +85,13 @@ class Store:
             zip_data = buffer.getvalue()
         if zip_data is not None:
             data = zip_data
-            return self._add(lambda dest: unpack_zip(data, dest))
+            stored = self._add(lambda dest: unpack_zip(data, dest))
+            return replace(stored, source_name=None if files is not None else folder_name(data))
         if folder is None:
             raise ValueError("put() needs a zip, a folder or files")
         src = Path(folder)
-        return self._add(lambda dest: copy_folder(src, dest))
+        return replace(self._add(lambda dest: copy_folder(src, dest)),
+                       source_name=src.resolve().name)
 
     def _add(self, unpack) -> Stored:
         tmp = Path(tempfile.mkdtemp(prefix=".incoming-", dir=self.root))

@@ -103,6 +103,31 @@ class TestResult:
 
 
 @dataclass(frozen=True)
+class KindTime:
+    """One kind of input of a speed check (``kind`` None for a workload without kinds):
+    the submission's and the reference's median timed call."""
+
+    kind: str | None
+    sub_ms: float
+    ref_ms: float
+
+    def to_json(self) -> dict[str, Any]:
+        return {"kind": self.kind, "sub_ms": self.sub_ms, "ref_ms": self.ref_ms}
+
+    @classmethod
+    def from_json(cls, data: Any) -> KindTime:
+        if not isinstance(data, dict):
+            raise ValueError("a kind's timing must be an object")
+        kind = data.get("kind")
+        return cls(None if kind is None else str(kind)[:40], float(data["sub_ms"]),
+                   float(data["ref_ms"]))
+
+
+MAX_PAIR_RATIOS = 200  # judge.measurement keeps at most this many in a result
+MAX_KINDS = 20
+
+
+@dataclass(frozen=True)
 class ThroughputResult:
     """One speed check: the submission's speed as a ratio of the reference's (medians
     of interleaved timed calls), or ``ratio`` None when it was not measured (a CUDA
@@ -124,6 +149,14 @@ class ThroughputResult:
     # (judge/throughput.py: the idle side is frozen, kept off the timing core and its
     # CPU time counted); a submission that keeps causing it is too slow.
     disturbed: int = 0
+    # The ratio's 95 % confidence interval (judge.measurement.Measurement.interval), the
+    # pair ratios in order (at most MAX_PAIR_RATIOS), each kind's median calls, and whether
+    # it was measured in ranking mode (precise: the leaderboard's ratio). A report stored
+    # before these were recorded reads None, () and False.
+    interval: tuple[float, float] | None = None
+    pair_ratios: tuple[float, ...] = ()
+    kinds: tuple[KindTime, ...] = ()
+    refined: bool = False
 
     @property
     def measured(self) -> bool:
@@ -137,7 +170,10 @@ class ThroughputResult:
             "name": self.name, "device": self.device, "torch": self.torch,
             "ratio": self.ratio, "spread": self.spread, "min_ratio": self.min_ratio,
             "pairs": self.pairs, "rounds": self.rounds, "sub_ms": self.sub_ms,
-            "ref_ms": self.ref_ms, "verdict": str(self.verdict)}
+            "ref_ms": self.ref_ms, "verdict": str(self.verdict),
+            "interval": None if self.interval is None else list(self.interval),
+            "pair_ratios": list(self.pair_ratios), "kinds": [k.to_json() for k in self.kinds],
+            "refined": self.refined}
         if self.disturbed:
             data["disturbed"] = self.disturbed
         if self.title is not None:
@@ -150,6 +186,12 @@ class ThroughputResult:
         if not isinstance(data, dict) or not isinstance(data.get("name"), str):
             raise ValueError("a throughput result needs a name")
         ratio = data.get("ratio")
+        interval = data.get("interval")
+        if interval is not None and (not isinstance(interval, list) or len(interval) != 2):
+            raise ValueError("a throughput interval is [lo, hi]")
+        pair_ratios, kinds = data.get("pair_ratios") or [], data.get("kinds") or []
+        if not isinstance(pair_ratios, list) or not isinstance(kinds, list):
+            raise ValueError("pair_ratios and kinds are lists")
         return cls(
             name=data["name"][:200], device=str(data.get("device", "cpu"))[:20],
             verdict=Verdict(data["verdict"]), min_ratio=float(data["min_ratio"]),
@@ -158,7 +200,11 @@ class ThroughputResult:
             rounds=int(data.get("rounds") or 0), sub_ms=float(data.get("sub_ms") or 0.0),
             ref_ms=float(data.get("ref_ms") or 0.0),
             disturbed=int(data.get("disturbed") or 0),
-            title=T.from_dict(data["title"]) if isinstance(data.get("title"), dict) else None)
+            title=T.from_dict(data["title"]) if isinstance(data.get("title"), dict) else None,
+            interval=None if interval is None else (float(interval[0]), float(interval[1])),
+            pair_ratios=tuple(float(r) for r in pair_ratios[:MAX_PAIR_RATIOS]),
+            kinds=tuple(KindTime.from_json(k) for k in kinds[:MAX_KINDS]),
+            refined=bool(data.get("refined")))
 
 
 @dataclass

@@ -35,7 +35,15 @@ from judge.runner_errors import (
 )
 from judge.verdict import Verdict
 from sandbox.launch import Exit, ExitReason, Job, Launcher, RunnerProcess
-from sandbox.protocol import ChannelClosed, ChannelTimeout, Kind, ProtocolError, decode
+from sandbox.protocol import (
+    ChannelClosed,
+    ChannelTimeout,
+    Frame,
+    Kind,
+    ProtocolError,
+    decode,
+    encode,
+)
 
 __all__ = ["BYE_TIMEOUT_S", "MAX_MESSAGE_CHARS", "MAX_MISSING_NAMES", "MAX_TRACEBACK_CHARS",
            "MAX_TYPE_CHARS", "SEND_GRACE_S", "START_TIMEOUT_S", "Budget", "CallResult",
@@ -118,6 +126,8 @@ class RunnerSession:
         self.lost: RunnerLost | None = None
         self.last_stage_s = 0.0  # see timed_run
         self.last_stage_cpu_s: float | None = None
+        self.last_run_cpu_s: float | None = None
+        self.bye_sent = False
 
     # ---------------------------------------------------------------- life
     def start(self) -> None:
@@ -164,15 +174,24 @@ class RunnerSession:
         self.process.settle_output()
         return self.process.output_since(mark)
 
+    def say_bye(self) -> None:
+        """Ask the runner to exit, without waiting for it (``close`` waits): a judging's
+        runners then end together, not one after the other."""
+        p = self.process
+        if p is None or self.bye_sent or not p.alive or self.lost is not None:
+            return
+        self.bye_sent = True
+        try:
+            p.channel.send(Kind.BYE, deadline=time.monotonic() + BYE_TIMEOUT_S)
+        except ProtocolError:  # it stopped reading, or is gone: close() kills it
+            pass
+
     def close(self) -> None:
         p = self.process
         if p is None:
             return
         if p.alive and self.lost is None:
-            try:
-                p.channel.send(Kind.BYE, deadline=time.monotonic() + BYE_TIMEOUT_S)
-            except ProtocolError:  # it stopped reading, or is gone: killed just below
-                pass
+            self.say_bye()
             if p.wait(1.0) is None:
                 p.kill()
         else:
@@ -213,20 +232,21 @@ class RunnerSession:
         return Stream(self)
 
     def timed_run(self, target: str, fn: str, args: list, kwargs: dict, deadline_s: float,
-                  *, prepare: str | None = None,
-                  cpu: int | None = None) -> tuple[CallResult, float]:
+                  *, prepare: str | None = None, cpu: int | None = None,
+                  staged: Frame | None = None) -> tuple[CallResult, float]:
         """Stage the inputs (untimed; with ``prepare``, the fixture builds its state from
         them), then time RUN until the whole RESULT has arrived. With ``cpu``, the runner
-        pins itself to that CPU first (both sides of a comparison share one core)."""
+        pins itself to that CPU first (both sides of a comparison share one core).
+        ``staged``: the STAGE frame of these very arguments, encoded once for both sides
+        (:func:`stage_frame`)."""
         self._check_usable()
         self.ready()
         assert self.process is not None
         ch = self.process.channel
+        frame = staged or stage_frame(target, fn, args, kwargs, prepare, cpu)
         cpu_before = self.process.cpu_time_ns()
-        staged = time.perf_counter()
-        self._send(Kind.STAGE, {"id": 1, "target": target, "fn": fn, "args": args,
-                                "kwargs": kwargs, "prepare": prepare, "cpu": cpu},
-                   time.monotonic() + deadline_s + SEND_GRACE_S, deadline_s)
+        staged_at = time.perf_counter()
+        self._send_frame(frame, time.monotonic() + deadline_s + SEND_GRACE_S, deadline_s)
         # Staging with ``prepare`` builds the scenario's state (a model, data): up to the
         # start-up allowance. Without, the runner only takes the inputs in; one that does
         # not answer in time has stopped reading (a thread holding the GIL, say).
@@ -242,15 +262,19 @@ class RunnerSession:
         # reference's staging of the same inputs. The CPU time of the runner's cgroup (all
         # its processes), where the launcher counts it: unlike the wall clock it does not
         # wait for a busy machine, so honest staging hardly varies.
-        self.last_stage_s = start - staged
+        self.last_stage_s = start - staged_at
         cpu_after = self.process.cpu_time_ns()
         self.last_stage_cpu_s = (None if cpu_before is None or cpu_after is None
                                  else (cpu_after - cpu_before) / 1e9)
         self._send(Kind.RUN, {"id": 1}, time.monotonic() + deadline_s, deadline_s)
         raw = self._recv(time.monotonic() + deadline_s, deadline_s, raw=True)
         elapsed = time.perf_counter() - start
+        cpu_done = self.process.cpu_time_ns()
+        self.last_run_cpu_s = (None if cpu_after is None or cpu_done is None
+                               else (cpu_done - cpu_after) / 1e9)
         try:
-            msg = decode(*raw, max_blob=ch.max_blob)
+            # The blob was just received and is ours alone: its tensors may view it.
+            msg = decode(*raw, max_blob=ch.max_blob, copy=False)
         except ProtocolError:
             raise self._broken("undecodable result") from None
         return self._result(msg, elapsed), elapsed
@@ -261,11 +285,14 @@ class RunnerSession:
             raise self.lost
 
     def _send(self, kind: Kind, body: Any, deadline: float, wall_s: float) -> None:
+        self._send_frame(encode(kind, body), deadline, wall_s)
+
+    def _send_frame(self, frame: Frame, deadline: float, wall_s: float) -> None:
         """Send, or end the runner: one that does not take a message before ``deadline``
         has stopped reading (held the GIL, hung, flooded us) and is killed for time."""
         assert self.process is not None
         try:
-            self.process.channel.send(kind, body, deadline=deadline)
+            self.process.channel.send_frame(frame, deadline=deadline)
         except ChannelTimeout:
             self.process.kill(ExitReason.WALL)
             raise self._lose(wall_s) from None
@@ -321,6 +348,13 @@ class RunnerSession:
         args, kwargs = b.get("args"), b.get("kwargs")
         return CallResult(b.get("value"), args if isinstance(args, list) else [],
                           kwargs if isinstance(kwargs, dict) else {}, elapsed)
+
+
+def stage_frame(target: str, fn: str, args: list, kwargs: dict, prepare: str | None = None,
+                cpu: int | None = None) -> Frame:
+    """The STAGE message of one timed call (the same for both sides of a pair)."""
+    return encode(Kind.STAGE, {"id": 1, "target": target, "fn": fn, "args": args,
+                               "kwargs": kwargs, "prepare": prepare, "cpu": cpu})
 
 
 class Event:

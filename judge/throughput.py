@@ -7,9 +7,11 @@ submission and the reference run the same inputs back to back, alternating who g
 reference's, so skipping work or replaying an earlier answer fails. The first calls are a
 warm-up and are discarded. The ratio is the median over pairs of ``ref_time / sub_time``
 (for a workload whose inputs come in kinds that cost differently by design, such as left
-and right padding, the geometric mean of each kind's median). Repetitions go on until it
-is known tightly enough (or clearly on one side of the bar), or the budget is spent. A
-ratio just under the bar is measured once more before ``too_slow``. Clocks inside the
+and right padding, the geometric mean of each kind's median). Repetitions go on until the
+speed mode is satisfied (judge.measurement: ``verdict`` until the bar is decided by a
+sequential sign test, ``ranking`` until the ratio is precise), or the budget is spent. A
+ratio just under the bar is measured once more before ``too_slow``. The inputs of a pair
+are encoded once and the same frame sent to both runners. Clocks inside the
 sandbox are never read.
 
 While one side is timed the other side's runner is frozen (the cgroup freezer, confirmed
@@ -40,14 +42,14 @@ from typing import Any
 
 import torch
 
-from judge.events import Event, Running, ThroughputMeasured
+from judge.events import Event, Phase, Running, ThroughputMeasured
 from judge.i18n import T
 from judge.jobfiles import JobFiles, JobFolderFull
-from judge.measurement import BORDERLINE, Measurement, Pair
+from judge.measurement import BORDERLINE, SPEED_MODES, Measurement, Pair
 from judge.measurement import Workload as Workload  # problems' tests.py import it from here
 from judge.package import Problem, Throughput
-from judge.report import Report, ThroughputResult
-from judge.session import RunnerLost, SubmissionError
+from judge.report import MAX_PAIR_RATIOS, KindTime, Report, ThroughputResult
+from judge.session import RunnerLost, SubmissionError, stage_frame
 from judge.testing import case_seed
 from judge.verdict import Verdict
 
@@ -77,12 +79,14 @@ def _hidden_error(e: SubmissionError, code: str) -> T:
 
 
 def measure(workload: Workload, spec: Throughput, sessions, rng: torch.Generator,
-            budget_s: float) -> Measurement:
+            budget_s: float, mode: str = "verdict") -> Measurement:
+    """Time pairs until the measurement is settled in ``mode`` (judge.measurement:
+    "verdict" stops once the bar is decided, "ranking" once the ratio is precise)."""
     sub, ref = sessions.get("sub"), sessions.get("ref")
     files = JobFiles({"sub": Path(sub.job.dir), "ref": Path(ref.job.dir)},
                      secrets.token_hex(8)) if workload.files else None
     try:
-        return _measure(workload, spec, sessions, rng, budget_s, files)
+        return _measure(workload, spec, sessions, rng, budget_s, files, mode)
     except JobFolderFull as e:  # the submission filled (or replaced) its own folder
         return Measurement([], [], [], verdict=Verdict.WRONG_ANSWER, message=e.message)
     finally:
@@ -109,14 +113,18 @@ def _time_pair(workload: Workload, sessions, args: list, kwargs: dict, kind: str
     times: dict[str, float] = {}
     stages: dict[str, float] = {}
     disturbed: dict[str, bool] = {}
+    run_cpu: dict[str, float | None] = {}
     staging_cpu = True
+    # The inputs are encoded once and the same bytes sent to both runners.
+    frame = stage_frame(workload.target, workload.fn, args, kwargs, workload.prepare,
+                        TIMING_CPU)
     for role, session, other in order if sub_first else order[::-1]:
         limit = sub_limit if role == "sub" else ref_limit
         try:
             with paused(other, away_from=TIMING_CPU) as window:
                 res, elapsed = session.timed_run(workload.target, workload.fn, args, kwargs,
                                                  limit, prepare=workload.prepare,
-                                                 cpu=TIMING_CPU)
+                                                 cpu=TIMING_CPU, staged=frame)
         except (RunnerLost, SubmissionError) as e:
             if role == "ref":
                 raise
@@ -125,12 +133,13 @@ def _time_pair(workload: Workload, sessions, args: list, kwargs: dict, kind: str
         cpu = session.last_stage_cpu_s
         staging_cpu = staging_cpu and cpu is not None
         stages[role] = cpu if cpu is not None else session.last_stage_s
+        run_cpu[role] = getattr(session, "last_run_cpu_s", None)
         disturbed[role] = window.disturbed
-    return Pair(kind, results, times, stages, disturbed, staging_cpu)
+    return Pair(kind, results, times, stages, disturbed, staging_cpu, run_cpu)
 
 
 def _measure(workload: Workload, spec: Throughput, sessions, rng: torch.Generator,
-             budget_s: float, files: JobFiles | None) -> Measurement:
+             budget_s: float, files: JobFiles | None, mode: str) -> Measurement:
     m = Measurement([], [], [])
     deadline = time.monotonic() + budget_s
     call_limit = max(5.0, budget_s)
@@ -171,7 +180,7 @@ def _measure(workload: Workload, spec: Throughput, sessions, rng: torch.Generato
         if i > warm_from and not any(pair.disturbed.values()):
             m.add(pair)
         n = len(m.ratios)
-        if m.settled(workload, spec.min_ratio) or n >= workload.max_pairs:
+        if m.settled(workload, spec.min_ratio, mode) or n >= workload.max_pairs:
             return m
         if time.monotonic() > deadline and n >= 3:
             return m
@@ -279,14 +288,23 @@ def measuring_alone(path: Path | None = None) -> Iterator[None]:
 
 
 def run_checks(problem: Problem, sessions, report: Report, seed: int, device: str,
-               emit: Callable[[Event], None]) -> None:
-    """Run every throughput check of the problem and record them in the report."""
+               emit: Callable[[Event], None], speed: str = "verdict") -> None:
+    """Run every throughput check of the problem and record them in the report. ``speed``
+    is the mode (judge.measurement.SPEED_MODES): "verdict" decides each bar as soon as it
+    can, "ranking" measures each ratio precisely (the leaderboard's)."""
+    if speed not in SPEED_MODES:
+        raise ValueError(f"speed must be one of {SPEED_MODES}, not {speed!r}")
+    if not any(spec.device != "cuda" or device == "cuda" for spec in problem.meta.throughput):
+        _run_checks(problem, sessions, report, seed, device, emit, speed)  # all skipped
+        return
+    emit(Phase("waiting_for_quiet_machine"))
     with measuring_alone():
-        _run_checks(problem, sessions, report, seed, device, emit)
+        emit(Phase("ranking" if speed == "ranking" else "measuring"))
+        _run_checks(problem, sessions, report, seed, device, emit, speed)
 
 
 def _run_checks(problem: Problem, sessions, report: Report, seed: int, device: str,
-                emit: Callable[[Event], None]) -> None:
+                emit: Callable[[Event], None], speed: str) -> None:
     suite = problem.tests
     for spec in problem.meta.throughput:
         if spec.device == "cuda" and device != "cuda":
@@ -296,22 +314,17 @@ def _run_checks(problem: Problem, sessions, report: Report, seed: int, device: s
         emit(Running(f"throughput:{spec.name}"))
         workload = suite.workloads[spec.workload].fn(spec.device)
         rng = torch.Generator().manual_seed(case_seed(seed, f"throughput:{spec.name}"))
-        m = measure(workload, spec, sessions, rng, spec.budget_s)
+        m = measure(workload, spec, sessions, rng, spec.budget_s, speed)
         rounds = 1
         if (m.verdict is Verdict.ACCEPTED and m.ratio < spec.min_ratio
                 and m.ratio >= spec.min_ratio * BORDERLINE):
-            again = measure(workload, spec, sessions, rng, spec.budget_s)
+            again = measure(workload, spec, sessions, rng, spec.budget_s, speed)
             rounds = 2
             if again.verdict is not Verdict.ACCEPTED or again.ratio > m.ratio:
                 m = again
         if m.verdict is Verdict.ACCEPTED and m.ratio < spec.min_ratio:
             m.verdict = Verdict.TOO_SLOW
-        entry = ThroughputResult(
-            spec.name, spec.device, m.verdict, spec.min_ratio, ratio=round(m.ratio, 4),
-            torch=torch.__version__, spread=round(m.spread, 4), pairs=len(m.ratios),
-            rounds=rounds, sub_ms=round(_median_ms(m.sub_s), 3),
-            ref_ms=round(_median_ms(m.ref_s), 3), disturbed=m.disturbed,
-            title=T(spec.title.zh, spec.title.en) if spec.title is not None else None)
+        entry = _result(spec, m, rounds, refined=speed == "ranking")
         report.throughput.append(entry)
         emit(ThroughputMeasured(entry))
         if m.verdict is not Verdict.ACCEPTED:
@@ -326,3 +339,21 @@ def _run_checks(problem: Problem, sessions, report: Report, seed: int, device: s
             if m.detail is not None:
                 report.detail = m.detail
             return
+
+
+def _result(spec: Throughput, m: Measurement, rounds: int, refined: bool) -> ThroughputResult:
+    """What the report keeps of a check's measurement."""
+    interval = None
+    if m.groups():
+        lo, hi = m.interval()
+        interval = (round(lo, 4), round(hi, 4))
+    kinds = tuple(KindTime(kind, round(sub * 1000, 3), round(ref * 1000, 3))
+                  for kind, sub, ref in m.kinds())
+    return ThroughputResult(
+        spec.name, spec.device, m.verdict, spec.min_ratio, ratio=round(m.ratio, 4),
+        torch=torch.__version__, spread=round(m.spread, 4), pairs=len(m.ratios),
+        rounds=rounds, sub_ms=round(_median_ms(m.sub_s), 3),
+        ref_ms=round(_median_ms(m.ref_s), 3), disturbed=m.disturbed,
+        title=T(spec.title.zh, spec.title.en) if spec.title is not None else None,
+        interval=interval, pair_ratios=tuple(round(r, 4) for r in m.ratios[:MAX_PAIR_RATIOS]),
+        kinds=kinds, refined=refined)

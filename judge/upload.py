@@ -99,8 +99,7 @@ def unpack_zip(data: bytes, dest: Path, limits: UploadLimits = LIMITS) -> Proble
         raise PackageRefused(T(f"压缩包里有 {len(entries)} 个文件，上限是 {limits.files}",
                                f"the archive holds {len(entries)} files; the limit is "
                                f"{limits.files}"))
-    tops = {parts[0] for parts, _ in entries}
-    strip = 1 if len(tops) == 1 and all(len(p) > 1 for p, _ in entries) else 0
+    strip = _root_depth([parts for parts, _ in entries])
     seen: set[tuple[str, ...]] = set()
     total = 0
     dest.mkdir(parents=True, exist_ok=True)
@@ -123,6 +122,38 @@ def unpack_zip(data: bytes, dest: Path, limits: UploadLimits = LIMITS) -> Proble
                                    f"bytes"))
         _write_new(dest.joinpath(*rel), content)
     return load_problem(dest, named_by_slug=False)
+
+
+def _root_depth(paths: list[tuple[str, ...]]) -> int:
+    """1 when the package is the archive's one top folder, 0 when its files are at the
+    top; PackageRefused for an archive of several top folders and no problem.toml."""
+    if _single_folder(paths):
+        return 1
+    tops = sorted({p[0] for p in paths if len(p) > 1})
+    if ("problem.toml",) not in set(paths) and len(tops) > 1:
+        names = ", ".join(tops[:5])
+        raise PackageRefused(T(f"压缩包顶层有 {len(tops)} 个文件夹（{names}）：一个压缩包只能放一个"
+                               f"题目包，要么是一个文件夹，要么文件直接放在顶层",
+                               f"the archive has {len(tops)} top-level folders ({names}): "
+                               f"zip one package, as one folder or with its files at the top"))
+    return 0
+
+
+def _single_folder(paths: list[tuple[str, ...]]) -> bool:
+    """Whether every file is under one top folder (the package root, then)."""
+    return len({p[0] for p in paths}) == 1 and all(len(p) > 1 for p in paths)
+
+
+def folder_name(data: bytes) -> str | None:
+    """The top folder an uploaded zip holds its package in (``my-problem/problem.toml``),
+    None when its files are at the top (or it is not a zip: unpacking says so)."""
+    try:
+        names = zipfile.ZipFile(BytesIO(data)).namelist()
+    except (zipfile.BadZipFile, ValueError, OSError):
+        return None
+    paths = [PurePosixPath(n).parts for n in names if not n.endswith("/")]
+    paths = [p for p in paths if p and not any(part in SKIPPED for part in p)]
+    return paths[0][0] if paths and _single_folder(paths) else None
 
 
 def copy_folder(src: Path, dest: Path, limits: UploadLimits = LIMITS) -> Problem:

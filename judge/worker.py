@@ -138,6 +138,9 @@ class Worker:
         if job.kind == "validate":
             log.info("validating %s %s (job %s, attempt %s)", job.problem,
                      job.problem_version[:12], job.job_id, job.attempt)
+        elif job.kind == "rank":
+            log.info("ranking submission %s (job %s, attempt %s, %s)", job.submission_id,
+                     job.job_id, job.attempt, job.problem)
         else:
             log.info("judging submission %s (job %s, attempt %s, %s)", job.submission_id,
                      job.job_id, job.attempt, job.problem)
@@ -204,6 +207,7 @@ class Worker:
         """``python -m judge check`` on the job's version, in this worker's launcher:
         every file's verdict as progress, then the result the server stores."""
         from judge.check import check_files, check_problem
+        from judge.shards import in_shard
 
         try:
             problem = self.problems.exact(job.problem_version)
@@ -213,20 +217,20 @@ class Worker:
             return _refused(f"the worker cannot get version {job.problem_version[:12]} "
                             f"from the server")
         try:
+            mine = in_shard(problem, job.shard, job.shards)
             files = check_files(problem, cuda=self.gpu is not None)
             on_progress(FilesPlanned(tuple(CheckedFile(label, expected)
                                            for label, expected, code in files
-                                           if code is not None)).to_json())
+                                           if code is not None and mine(label, expected))
+                                     ).to_json())
             result = check_problem(problem, self.launcher, workers=1,
-                                   cuda=self.gpu is not None,
+                                   cuda=self.gpu is not None, only=mine,
                                    on_outcome=lambda o: on_progress(
                                        FileChecked(CheckedFile.from_json(o.to_json())).to_json()))
         except Exception as e:  # check_problem should not raise; if it does, say so
             log.exception("validating %s crashed", job.problem)
             return _refused(f"the check failed: {type(e).__name__}: {e}")
-        return {"ok": result.ok, "errors": result.errors,
-                "files": [o.to_json() for o in result.outcomes],
-                "skipped": result.skipped}
+        return result.to_json()
 
     def send_result(self, job: Claimed, report: dict[str, Any]) -> None:
         """Post the result, retrying network errors for a lease's length. A report that
@@ -276,12 +280,14 @@ class Worker:
 
 def grade_options(job: Claimed, cuda: bool):
     """How a job is graded: a "Run examples" job (``kind="run"``) on the public cases only
-    and with no speed check; a submission on every case, speed checks included."""
+    and with no speed check; a submission on every case, speed checks included. A rank job
+    (the low-priority follow-up of an accepted submission) judges it again in full, its
+    speed checks measured precisely: the server keeps their ratios."""
     from judge.grader import Options
 
     if job.kind == "run":
         return Options(cuda=cuda, public_only=True, throughput=False)
-    return Options(cuda=cuda)
+    return Options(cuda=cuda, speed="ranking" if job.kind == "rank" else "verdict")
 
 
 def _refused(error: str) -> dict[str, Any]:

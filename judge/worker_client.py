@@ -52,6 +52,10 @@ class Claimed:
     attempt: int = 1
     kind: str = "judge"
     version_id: int | None = None
+    # a validation split across workers: this job judges the files whose index is shard
+    # modulo shards (judge/shards.py)
+    shard: int = 0
+    shards: int = 1
     run_id: int | None = None  # kind="run": "Run examples", public cases only
 
 

@@ -242,11 +242,15 @@ def encode(kind: Kind, body: Any = None, *, strict: bool = True) -> Frame:
 # ---------------------------------------------------------------- decoding
 
 
-def decode(data: bytes, blob: bytearray, *, max_blob: int = MAX_BLOB_BYTES) -> Message:
+def decode(data: bytes, blob: bytearray, *, max_blob: int = MAX_BLOB_BYTES,
+           copy: bool = True) -> Message:
     """Validate and decode one frame's JSON and blob. Raises ProtocolError, nothing else
-    (short of MemoryError): whatever a malformed frame trips over is turned into one."""
+    (short of MemoryError): whatever a malformed frame trips over is turned into one.
+    With ``copy=False`` the tensors view ``blob`` (which they keep alive) instead of
+    copying it: for a blob nothing else holds (a frame just received), whose tensors need
+    not be resizable (the grader's own reading of a timed result)."""
     try:
-        return _decode(data, blob)
+        return _decode(data, blob, copy)
     except ProtocolError:
         raise
     except MemoryError:
@@ -261,7 +265,7 @@ def _parse_int(text: str) -> Any:
     return int(text)
 
 
-def _decode(data: bytes, blob: bytearray) -> Message:
+def _decode(data: bytes, blob: bytearray, copy: bool = True) -> Message:
     try:
         payload = json.loads(data, parse_int=_parse_int)
     except (ValueError, RecursionError) as e:  # JSONDecodeError, UnicodeDecodeError
@@ -275,7 +279,7 @@ def _decode(data: bytes, blob: bytearray) -> Message:
     table = payload["tensors"]
     if not isinstance(table, list) or len(table) > MAX_TENSORS:
         raise ProtocolError(f"tensor table must be a list of at most {MAX_TENSORS} entries")
-    tensors = [_tensor(entry, blob) for entry in table]
+    tensors = [_tensor(entry, blob, copy) for entry in table]
     body = _value(payload["body"], tensors, 0)
     return Message(kind, body, len(data) + len(blob))
 
@@ -298,7 +302,7 @@ def clean_str(s: str) -> str:
     return _LONE_SURROGATE.sub("\ufffd", s) if _LONE_SURROGATE.search(s) else s
 
 
-def _tensor(entry: Any, blob: bytearray) -> torch.Tensor:
+def _tensor(entry: Any, blob: bytearray, copy: bool = True) -> torch.Tensor:
     if not isinstance(entry, dict) or not {"dtype", "shape", "offset", "nbytes"} <= set(entry):
         raise ProtocolError("tensor entry must hold dtype, shape, offset, nbytes")
     dtype = DTYPES.get(entry["dtype"]) if isinstance(entry["dtype"], str) else None
@@ -314,7 +318,7 @@ def _tensor(entry: Any, blob: bytearray) -> torch.Tensor:
     # An empty tensor's other sizes still enter torch's stride arithmetic (int64).
     if math.prod(s for s in shape if s) > MAX_DIM:
         raise ProtocolError(f"tensor shape {_short(shape)} is too large")
-    itemsize = torch.empty((), dtype=dtype).element_size()
+    itemsize = dtype.itemsize
     if math.prod(shape) * itemsize != nbytes:
         raise ProtocolError(f"tensor of shape {_short(shape)} and dtype {entry['dtype']} "
                             f"cannot hold {_short(nbytes)} bytes")
@@ -323,7 +327,9 @@ def _tensor(entry: Any, blob: bytearray) -> torch.Tensor:
     try:
         if nbytes == 0:
             return torch.empty(shape, dtype=dtype)
-        raw = torch.frombuffer(blob, dtype=torch.uint8, count=nbytes, offset=offset).clone()
+        raw = torch.frombuffer(blob, dtype=torch.uint8, count=nbytes, offset=offset)
+        if copy:
+            raw = raw.clone()
         if dtype is torch.bool:
             return (raw != 0).reshape(shape)  # any byte other than 0 or 1 is normalised
         return raw.view(dtype).reshape(shape)

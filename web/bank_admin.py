@@ -14,8 +14,10 @@ from typing import Any
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 
+from judge import calibration, lint
+from judge.events import CheckedFile
 from judge.i18n import T
-from judge.package import PackageError
+from judge.package import PackageError, Problem
 from judge.problem_store import Store, Stored
 from judge.upload import PackageRefused
 from web.catalog import Catalog
@@ -54,6 +56,7 @@ def add_version(db: Session, store: Store, hub: Hub | None, user: User | None,
     try:
         stored = store.put(zip_data=zip_data, files=files, folder=folder)
         problem = stored.problem
+        refuse_on_lint(problem, stored.source_name)
         version, created = bank.add_version(db, problem, origin, user, now, note)
         if validate and (created or version.status == "invalid"):
             queue.queue_validation(db, version, problem, now)
@@ -77,6 +80,36 @@ def add_version(db: Session, store: Store, hub: Hub | None, user: User | None,
     if hub is not None:
         hub.notify("queue")
     return version, created
+
+
+def refuse_on_lint(problem: Problem, folder_name: str | None) -> None:
+    """Refuse a package with lint errors (judge/lint.py) before it is validated: a public
+    case after a hidden one, a folder not named after its slug, a statement missing."""
+    found = lint.errors(lint.lint_problem(problem, folder_name=folder_name))
+    if found:
+        text = lint.summary(found)
+        raise PackageRefused(T(f"没有通过 python -m judge lint 的检查：\n{text.zh}",
+                               f"it fails python -m judge lint:\n{text.en}"))
+
+
+def review(store: Store, version: ProblemVersion) -> dict[str, Any]:
+    """What the version page shows beside the validation: the package's lint findings
+    (read now: lint is quick and reads only files) and the calibration of its speed
+    checks (judge/calibration.py) from the files the validation judged."""
+    try:
+        findings = lint.lint_problem(store.load(version.content_hash))
+    except PackageError:
+        findings = []
+    files = []
+    for entry in (version.report or {}).get("files", []):
+        try:
+            checked = CheckedFile.from_json(entry)
+        except (ValueError, TypeError):
+            continue
+        if checked.verdict is not None:
+            files.append(checked)
+    return {"findings": findings, "bars": calibration.bars(files),
+            "speed_text": calibration.speed_text}
 
 
 def _discard_unused(db: Session, store: Store, content_hash: str) -> None:
@@ -136,6 +169,20 @@ def unpublish(db: Session, catalog: Catalog | None, user: User | None,
 
 
 
+
+
+def delete_version(db: Session, store: Store, user: User | None, version: ProblemVersion,
+                   now: datetime) -> str | None:
+    """Delete a never-published version (Conflict saying why it is kept otherwise); the
+    problem's slug when the problem is still there (it had other versions), else None."""
+    why = bank.why_not_deletable(db, version)
+    if why is not None:
+        raise Conflict(T(f"不能删除：{why.zh}", f"cannot delete: {why.en}"))
+    slug, content_hash = version.problem.slug, version.content_hash
+    gone = bank.delete_version(db, store, version)
+    audit_log.record(db, user, "delete-version", slug, now, version=content_hash)
+    db.commit()
+    return None if gone else slug
 
 
 def parse_ids(text: str) -> list[int]:

@@ -116,6 +116,12 @@ def _from_session(request: Request, db: Session) -> User | None:
     return user
 
 
+def session_user(request: Request, db: Session) -> User | None:
+    """The logged-in user of a request that no route answers (a page the middleware
+    refuses, such as a 413), with its language set as a page would."""
+    return _from_session(request, db)
+
+
 def token_user(request: Request, db: SessionDep, now: Now,
                token: Annotated[str | None, Depends(oauth2)]) -> User:
     if not token:

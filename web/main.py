@@ -19,9 +19,11 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 from judge.i18n import T
 from judge.package import problems_dir
 from judge.problem_store import Store
+from judge.upload import LIMITS
 from web import bundled, db, error_handlers
 from web.catalog import Catalog
 from web.data import bank, queue
+from web.deps import session_user
 from web.hub import Hub
 from web.local_relay import LocalRelay, relay_folder
 from web.page_cache import CHANGED, PageCache, watch
@@ -256,10 +258,25 @@ class BodyLimit:
     async def _too_large(self, scope: Scope, receive: Receive, send: Send, limit: int) -> None:
         from starlette.requests import Request
 
-        message = T(f"请求太大：最多 {limit // 1024} KiB", f"request too large: at most "
-                    f"{limit // 1024} KiB")
-        response = error_handlers.respond(Request(scope, receive), 413, message)
+        request = Request(scope, receive)
+        if scope["path"].startswith(("/admin/", "/api/admin/")):
+            message = T(f"文件太大：题目包的 zip 最多 {LIMITS.archive_bytes // 2**20} MiB",
+                        f"the file is too large: a package's zip may be at most "
+                        f"{LIMITS.archive_bytes // 2**20} MiB")
+        else:
+            message = T(f"请求太大：最多 {limit // 1024} KiB", f"request too large: at most "
+                        f"{limit // 1024} KiB")
+        if error_handlers.is_api(request):
+            response = error_handlers.respond(request, 413, message)
+        else:  # a page like any other: the visitor's language, logged in as they are
+            response = await run_in_threadpool(_page_with_user, request, message)
         await response(scope, receive, send)
+
+
+def _page_with_user(request, message: T):
+    with request.app.state.sessionmaker() as session:
+        session_user(request, session)
+        return error_handlers.respond(request, 413, message)
 
 
 class _TooLarge(Exception):

@@ -143,6 +143,10 @@ class Job(Base):
     needs_gpu: Mapped[bool] = mapped_column(Boolean, default=False)
     prefers_gpu: Mapped[bool] = mapped_column(Boolean, default=False)
     attempts: Mapped[int] = mapped_column(Integer, default=0)
+    # validate jobs: this job judges the files whose index is shard modulo shards (a
+    # version's validation is split across the workers idle when it was queued)
+    shard: Mapped[int] = mapped_column(Integer, default=0, server_default="0")
+    shards: Mapped[int] = mapped_column(Integer, default=1, server_default="1")
     worker_id: Mapped[int | None] = mapped_column(ForeignKey("workers.id", ondelete="SET NULL"))
     lease_token: Mapped[str | None] = mapped_column(String(64))
     lease_expires_at: Mapped[datetime | None]
@@ -226,6 +230,9 @@ class ProblemVersion(Base):
     problem_id: Mapped[int] = mapped_column(ForeignKey("problems.id", ondelete="CASCADE"),
                                             index=True)
     content_hash: Mapped[str] = mapped_column(String(64))
+    # the number in its problem.toml (None: stored before it was kept). The problem takes it
+    # when this version is published, never before (learners would not see it yet).
+    number: Mapped[int | None] = mapped_column(Integer)
     status: Mapped[str] = mapped_column(String(16), default="uploaded")
     origin: Mapped[str] = mapped_column(String(16))
     note: Mapped[str] = mapped_column(String(200), default="")

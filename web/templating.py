@@ -27,6 +27,7 @@ from web.timing import pair_plot
 ACTIONS = {
     "add-version": T("添加版本", "add a version"), "validate": T("验证", "validate"),
     "publish": T("发布", "publish"), "unpublish": T("取消发布", "unpublish"),
+    "delete-version": T("删除版本", "delete a version"),
     "rejudge": T("重测", "rejudge"), "create-user": T("创建用户", "create a user"),
     "promote": T("设为管理员", "make admin"), "demote": T("取消管理员", "revoke admin"),
     "disable": T("停用账号", "disable the account"),

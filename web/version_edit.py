@@ -1,17 +1,39 @@
 """An admin's edit of a version, as the edit page makes it: which text files it edits and
 the ``[limits]`` of problem.toml, changed in place (other lines and comments kept). The
-result is a new version, stored through the same checks as an upload."""
+result is a new version, stored through the same checks as an upload. Also the diff
+between two versions' files (the compare page)."""
 
 from __future__ import annotations
 
+import difflib
 import re
 import tomllib
+from dataclasses import dataclass
 from typing import Any
 
 EDITABLE_TEXT = ("statement.zh.md", "statement.en.md", "tests.py")
 
 
 LIMIT_FIELDS = {"case_wall_s": float, "cpu_s": float, "memory_mb": int, "output_kb": int}
+# The package's other text files, each an optional field of the edit form (a file the
+# package does not have is not offered): form field -> file.
+MORE_TEXT = {"problem_toml": "problem.toml", "reference_py": "reference.py",
+             "starter_py": "starter.py", "fixture_py": "fixture.py"}
+
+
+def apply_texts(files: dict[str, bytes], form: Any) -> None:
+    """Put the edited text files of the form (MORE_TEXT) into ``files``."""
+    for field, name in MORE_TEXT.items():
+        value = form.get(field)
+        if isinstance(value, str) and name in files:
+            files[name] = value.replace("\r\n", "\n").encode()
+
+
+def changed_limits(base_toml: str, limits: dict[str, Any]) -> dict[str, Any]:
+    """The limit fields the admin changed (a problem.toml edited in its own field keeps
+    the limits written there unless the limit fields say otherwise)."""
+    base = current_limits(base_toml)
+    return {key: value for key, value in limits.items() if base.get(key) != value}
 
 
 def set_limits(toml_text: str, limits: dict[str, Any]) -> str:
@@ -41,3 +63,37 @@ def current_limits(toml_text: str) -> dict[str, Any]:
         return dict(tomllib.loads(toml_text).get("limits", {}))
     except tomllib.TOMLDecodeError:
         return {}
+
+
+@dataclass(frozen=True)
+class FileDiff:
+    """How one file differs between two versions: ``status`` is added, removed or
+    changed; ``lines`` a unified diff (empty for a file that is not UTF-8 text)."""
+
+    name: str
+    status: str
+    lines: tuple[str, ...]
+
+
+def diff(old: dict[str, bytes], new: dict[str, bytes], *, old_name: str = "a",
+         new_name: str = "b") -> list[FileDiff]:
+    """Every file that differs between two versions' files, by path (problem.toml and
+    the statements first, as an author reads them)."""
+    first = {"problem.toml": 0, "statement.zh.md": 1, "statement.en.md": 2, "tests.py": 3}
+    names = sorted(set(old) | set(new), key=lambda n: (first.get(n, 4), n))
+    found = []
+    for name in names:
+        a, b = old.get(name), new.get(name)
+        if a == b:
+            continue
+        status = "added" if a is None else "removed" if b is None else "changed"
+        try:
+            a_lines = (a or b"").decode("utf-8").splitlines()
+            b_lines = (b or b"").decode("utf-8").splitlines()
+        except UnicodeDecodeError:
+            found.append(FileDiff(name, status, ()))
+            continue
+        lines = difflib.unified_diff(a_lines, b_lines, f"{old_name}/{name}",
+                                     f"{new_name}/{name}", lineterm="", n=2)
+        found.append(FileDiff(name, status, tuple(lines)))
+    return found

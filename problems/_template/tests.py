@@ -22,7 +22,7 @@ is internal_error, so check types (expect_equal does) before indexing into resul
 
 import torch
 
-from judge.i18n import T
+from judge.i18n import Text  # bilingual text; T is left free for a sequence length
 from judge.testing import case, workload
 from judge.throughput import Workload
 
@@ -57,7 +57,7 @@ def empty_row(t):
     mask[t.random.randrange(4)] = False
     t.expect_close(t.sub.masked_mean(x, mask), t.ref.masked_mean(x, mask),
                    "masked_mean(x, mask)", rtol=1e-9, atol=1e-12,
-                   hint=T("空行应当得到 0.0，而不是 NaN", "an empty row gives 0.0, not NaN"))
+                   hint=Text("空行应当得到 0.0，而不是 NaN", "an empty row gives 0.0, not NaN"))
 
 
 @case(zh="形状不一致时抛出 ValueError", en="ValueError when the shapes differ")

@@ -119,3 +119,92 @@ def test_the_core_cli_and_the_worker_load_nothing_of_the_web_app():
                          text=True, timeout=120)
     assert out.returncode == 0, out.stderr
     assert out.stdout.strip() == "[]"
+
+
+def test_grade_speed_ranking_measures_the_ratio_precisely(tmp_path):
+    from tests.conftest import TESTS
+    from tests.core.test_throughput import THROUGHPUT_TOML, WORKLOAD
+
+    toml = THROUGHPUT_TOML.format(slug="double-it", number=7, wall=5.0, memory=2048)
+    folder = write_problem(tmp_path / "problems", toml=toml, tests=TESTS + WORKLOAD)
+    sol = tmp_path / "sol.py"
+    sol.write_text("def double(x):\n    return x * 2\n")
+    for speed, refined in (("ranking", True), ("verdict", False)):
+        out = judge("grade", str(folder), str(sol), "--json", "--speed", speed)
+        assert out.returncode == 0, out.stderr
+        (tp,) = json.loads(out.stdout)["throughput"]
+        assert tp["refined"] is refined and tp["interval"] and tp["pair_ratios"]
+    out = judge("grade", str(folder), str(sol), "--speed", "fast")
+    assert out.returncode == 2 and "invalid choice" in out.stderr
+
+
+def add_fixtures(folder, files):
+    for name, code in files.items():
+        path = folder / "submissions" / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(code)
+
+
+def test_check_prints_a_calibration_table_naming_the_case_that_catches_each(problem_dir):
+    add_fixtures(problem_dir, {
+        "accepted/plus.py": "def double(x):\n    return x + x\n",
+        "wrong_answer/identity.py": "# bug: returns x\ndef double(x):\n    return x\n",
+        # right on the public example (1, 2, 3) only: hidden cases must catch it
+        "wrong_answer/table.py": "# bug: a lookup table\nimport torch\n"
+                                 "def double(x):\n    return torch.tensor([2, 4, 6])\n"})
+    out = judge("check", str(problem_dir))
+    assert out.returncode == 0, out.stdout
+    lines = out.stdout.splitlines()
+    header = next(line for line in lines if "caught by" in line)
+    assert "expected" in header and "speed ratio [interval]" in header
+    row = next(line for line in lines if "wrong_answer/identity.py" in line)
+    assert "random_values" in row  # its first failing hidden case, not example_small
+    row = next(line for line in lines if "wrong_answer/table.py" in line)
+    assert "random_values" in row and "public only" not in row
+
+
+def test_check_warns_about_a_wrong_fixture_that_only_a_public_case_catches(problem_dir):
+    add_fixtures(problem_dir, {"wrong_answer/first_only.py": (
+        "# bug: wrong when the input starts with 1 (only the public example does)\n"
+        "def double(x):\n    return x * 2 + (x[:1] == 1).long().expand_as(x)\n")})
+    out = judge("check", str(problem_dir))
+    assert out.returncode == 0, out.stdout
+    assert ("warning: submissions/wrong_answer/first_only.py: only public case example_small "
+            "catches it; a hidden case should too") in out.stdout
+    out = judge("lint", str(problem_dir), "--grade")
+    assert out.returncode == 1
+    assert "only public case example_small catches it; a hidden case must too" in out.stdout
+
+
+def test_a_crashing_reference_is_one_error_naming_reference_py(problem_dir):
+    (problem_dir / "reference.py").write_text("def double(x):\n    raise KeyError('oops')\n")
+    add_fixtures(problem_dir, {f"accepted/a{i}.py": "def double(x):\n    return x + x\n"
+                               for i in range(5)})
+    out = judge("check", str(problem_dir))
+    assert out.returncode == 1
+    assert "the reference is not accepted, so no other file was judged" in out.stdout
+    assert "reference.py" in out.stdout and "submission.py" not in out.stdout
+    assert "accepted/a0.py" not in out.stdout  # not five identical failures
+
+
+def test_a_wrong_reference_is_not_shown_as_accepted(problem_dir):
+    (problem_dir / "reference.py").write_text("def double(x):\n    return x * 3\n")
+    add_fixtures(problem_dir, {f"accepted/a{i}.py": "def double(x):\n    return x + x\n"
+                               for i in range(2)})
+    out = judge("check", str(problem_dir))
+    assert out.returncode == 1
+    assert "✓ reference" not in out.stdout
+    assert ("reference: accepted only because every expected value comes from it: all 2 "
+            "accepted fixtures fail, so the reference (or the tests) may be wrong") in out.stdout
+
+
+def test_grade_with_case_says_the_speed_checks_were_skipped(problem_dir, tmp_path):
+    with (problem_dir / "problem.toml").open("a") as f:
+        f.write('\n[[throughput]]\nname = "big"\nworkload = "big"\n')
+    sol = tmp_path / "sol.py"
+    sol.write_text("def double(x):\n    return 2 * x\n")
+    out = judge("grade", str(problem_dir), str(sol), "--case", "negatives", "--lang", "en",
+                "--json")
+    assert out.returncode == 0, out.stderr
+    assert "the speed checks (big) were skipped" in out.stderr
+    assert json.loads(out.stdout)["verdict"] == "accepted"

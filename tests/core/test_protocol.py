@@ -182,6 +182,43 @@ def test_channel_round_trip_large_tensor_and_timeout_and_close():
     b.close()
 
 
+def test_one_frame_of_many_small_tensors_goes_in_few_writes_to_two_channels(monkeypatch):
+    """A STAGE of 300 short sequences (and a 2 MiB tensor) is encoded once and sent to two
+    runners: the small buffers are joined, the big one goes uncopied, both get it whole."""
+    import threading
+
+    from sandbox import channel as channel_module
+
+    batch = [torch.arange(i % 7 + 1) * i for i in range(300)]
+    big = torch.arange(1 << 18, dtype=torch.int64)  # 2 MiB
+    frame = encode(Kind.STAGE, {"args": [batch, big]})
+    pieces = list(channel_module.coalesced(frame.buffers))
+    assert len(frame.buffers) > 300 and len(pieces) <= 4
+    assert b"".join(bytes(memoryview(p)) for p in pieces) == frame.tobytes()
+    for _ in range(2):
+        a, b = socket.socketpair()
+        sender = threading.Thread(target=Channel(a).send_frame, args=(frame,))
+        sender.start()
+        msg = Channel(b).recv(time.monotonic() + 10)
+        sender.join()
+        got_batch, got_big = msg.body["args"]
+        assert all(torch.equal(g, t) for g, t in zip(got_batch, batch, strict=True))
+        assert torch.equal(got_big, big)
+        a.close()
+        b.close()
+
+
+def test_decoding_without_a_copy_views_the_blob_it_keeps_alive():
+    raw = encode(Kind.RESULT, [torch.arange(6, dtype=torch.int64), torch.tensor([True, False])])
+    data = raw.tobytes()
+    json_len = HEADER.unpack(data[:HEADER.size])[1]
+    blob = bytearray(data[HEADER.size + json_len:])
+    ints, flags = protocol.decode(data[HEADER.size:HEADER.size + json_len], blob,
+                                  copy=False).body
+    del blob, raw, data
+    assert ints.tolist() == list(range(6)) and flags.tolist() == [True, False]
+
+
 def test_header_layout_is_stable():
     frame = encode(Kind.BYE).tobytes()
     magic, json_len, blob_len = struct.unpack(">4sIQ", frame[:16])

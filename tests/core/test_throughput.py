@@ -8,7 +8,17 @@ import statistics
 import pytest
 
 from judge.grader import Options, grade
-from judge.measurement import Measurement, Pair, Workload, median_interval, stage_charge
+from judge.events import Phase, ThroughputMeasured
+from judge.measurement import (
+    VERDICT_ALPHA,
+    Measurement,
+    Pair,
+    Workload,
+    looks,
+    median_interval,
+    sign_bounds,
+    stage_charge,
+)
 from judge.session import SubmissionError
 from judge.verdict import Verdict
 from tests.conftest import TESTS, TOML
@@ -88,8 +98,31 @@ def test_reference_speed_is_accepted_and_recorded(problem, launcher):
     assert report.verdict is Verdict.ACCEPTED, report.message.en
     (tp,) = report.throughput
     assert tp.verdict is Verdict.ACCEPTED and tp.ratio is not None and tp.ratio > 0.4
-    assert set(tp.to_json()) >= {"device", "torch", "ratio", "spread", "min_ratio", "pairs"}
+    assert set(tp.to_json()) >= {"device", "torch", "ratio", "spread", "min_ratio", "pairs",
+                                 "interval", "pair_ratios", "kinds", "refined"}
     assert tp.device == "cpu" and tp.pairs >= 3
+    assert tp.interval is not None and tp.interval[0] <= tp.ratio <= tp.interval[1]
+    assert len(tp.pair_ratios) == tp.pairs and not tp.refined
+    ((kind, sub_ms, ref_ms),) = [(k.kind, k.sub_ms, k.ref_ms) for k in tp.kinds]
+    assert kind is None and sub_ms == tp.sub_ms and ref_ms == tp.ref_ms
+
+
+def test_ranking_mode_is_refined_and_says_which_phase_it_is_in(problem, launcher):
+    events = []
+    report = grade(problem, FAST, launcher, Options(seed=1, speed="ranking"),
+                   on_progress=events.append)
+    (tp,) = report.throughput
+    assert report.verdict is Verdict.ACCEPTED and tp.refined
+    phases = [e.phase for e in events if isinstance(e, Phase)]
+    assert phases == ["waiting_for_quiet_machine", "ranking"]
+    measured = events.index(next(e for e in events if isinstance(e, ThroughputMeasured)))
+    assert events.index(Phase("ranking")) < measured
+    verdict_events = []
+    grade(problem, FAST, launcher, Options(seed=1), on_progress=verdict_events.append)
+    assert [e.phase for e in verdict_events if isinstance(e, Phase)] == [
+        "waiting_for_quiet_machine", "measuring"]
+    with pytest.raises(ValueError):
+        Options(speed="fast")
 
 
 @pytest.mark.parametrize("code", [SLOW, CLOCK_TAMPERING], ids=["slow", "patches-clocks"])
@@ -147,15 +180,82 @@ def _workload(stratum=None) -> Workload:
 
 def test_a_measurement_with_kinds_settles_only_once_it_has_seen_two_of_three_pairs_each():
     tight = [1.0] * 12
-    assert Measurement(tight, tight, tight).settled(_workload(), 0.5)
+    assert Measurement(tight, tight, tight).settled(_workload(), 0.5, "ranking")
     kinded = _workload(stratum=lambda args, kwargs: "x")
     one_kind = Measurement(tight, tight, tight, strata=["left"] * 12)
-    assert not one_kind.settled(kinded, 0.5)
+    assert not one_kind.settled(kinded, 0.5, "ranking")
     two_short = Measurement(tight, tight, tight, strata=["left"] * 10 + ["right"] * 2)
-    assert not two_short.settled(kinded, 0.5)
+    assert not two_short.settled(kinded, 0.5, "ranking")
     enough = Measurement(tight, tight, tight, strata=["left"] * 9 + ["right"] * 3)
-    assert enough.settled(kinded, 0.5)
-    assert not Measurement(tight[:4], tight[:4], tight[:4]).settled(_workload(), 0.5)
+    assert enough.settled(kinded, 0.5, "ranking")
+    assert not Measurement(tight[:4], tight[:4], tight[:4]).settled(_workload(), 0.5, "ranking")
+
+
+def _pairs(ratios: list[float], strata: list[str] | None = None) -> Measurement:
+    return Measurement(list(ratios), [1.0] * len(ratios), [1.0] * len(ratios),
+                       strata=strata or [])
+
+
+def _first_stop(ratios: list[float], workload: Workload, bar: float, mode: str = "verdict",
+                strata: list[str] | None = None) -> int | None:
+    """After how many pairs a measurement of these pair ratios stops (None: never)."""
+    for n in range(1, len(ratios) + 1):
+        if _pairs(ratios[:n], strata and strata[:n]).settled(workload, bar, mode):
+            return n
+    return None
+
+
+def _noisy(center: float, n: int, width: float = 0.2) -> list[float]:
+    return [center * (1 + width * (((i * 37) % 11) / 10 - 0.5)) for i in range(n)]
+
+
+def test_the_verdict_stops_as_soon_as_the_ratio_is_clearly_above_or_below_the_bar():
+    wide = Workload(fn="f", make=lambda rng: ([], {}), check=lambda got, exp: True,
+                    min_pairs=9, max_pairs=200)
+    # The sign test's bound needs n pairs with 2**-n below each look's share of alpha.
+    share = VERDICT_ALPHA / (2 * len(looks(9, 200)))
+    need = min(n for n in sorted(looks(9, 200)) if 0.5 ** n <= share)
+    fast, slow = _noisy(1.0, 200), _noisy(0.05, 200)
+    assert _first_stop(fast, wide, 0.25) == need < 20
+    assert _pairs(fast[:need], None).decision(wide, 0.25) is Verdict.ACCEPTED
+    assert _first_stop(slow, wide, 0.25) == need
+    assert _pairs(slow[:need], None).decision(wide, 0.25) is Verdict.TOO_SLOW
+    # Ranking mode wants the interval within REL_WIDTH: a 20 % wide spread takes longer.
+    ranked = _first_stop(fast, wide, 0.25, "ranking")
+    assert ranked is not None and ranked > need
+    assert (lambda m: m.settled(wide, 0.25, "ranking"))(_pairs(fast[:ranked]))
+
+
+def test_the_verdict_waits_for_the_minimum_and_for_both_kinds():
+    late = Workload(fn="f", make=lambda rng: ([], {}), check=lambda got, exp: True,
+                    min_pairs=40, max_pairs=200)
+    assert _first_stop(_noisy(1.0, 200), late, 0.25) in looks(40, 200)
+    assert _first_stop(_noisy(1.0, 200), late, 0.25) >= 40
+    kinded = Workload(fn="f", make=lambda rng: ([], {}), check=lambda got, exp: True,
+                      min_pairs=9, max_pairs=200, stratum=lambda args, kwargs: "x")
+    one_kind = _noisy(1.0, 200)
+    assert _first_stop(one_kind, kinded, 0.25, strata=["left"] * 200) is None
+    mixed = ["left", "right"] * 100
+    stop = _first_stop(one_kind, kinded, 0.25, strata=mixed)
+    plain = Workload(fn="f", make=lambda rng: ([], {}), check=lambda got, exp: True,
+                     min_pairs=9, max_pairs=200)
+    # Two kinds: each kind's bound needs its own pairs (and its share of alpha).
+    assert stop is not None and stop > 2 * _first_stop(one_kind, plain, 0.25) - 9
+
+
+def test_a_ratio_at_the_bar_is_never_decided_by_the_sequential_rule():
+    wide = Workload(fn="f", make=lambda rng: ([], {}), check=lambda got, exp: True,
+                    min_pairs=9, max_pairs=200)
+    assert _first_stop(_noisy(0.25, 200), wide, 0.25) is None
+    assert _first_stop(_noisy(0.27, 200, width=0.4), wide, 0.25) is None
+
+
+def test_sign_bounds_are_order_statistics_with_the_exact_binomial_tail():
+    values = [float(v) for v in range(1, 21)]
+    assert sign_bounds(values[:3], 0.01) == (0.0, float("inf"))  # 2**-3 > 0.01
+    lo, hi = sign_bounds(values, 0.01)
+    # P(Binomial(20, 1/2) <= 4) = 0.0059 <= 0.01 < P(<= 5) = 0.0207: the 5th from each end
+    assert (lo, hi) == (5.0, 16.0)
 
 
 LEAKS_INPUTS = """
@@ -297,6 +397,28 @@ def test_a_call_whose_work_moved_into_staging_reads_the_ratio_it_would_have_had(
     # (judged for real, in the sandbox: tests/attacks/submissions/work_in_patched_stage.py)
 
 
+def test_on_a_loaded_machine_work_moved_into_staging_is_charged_at_the_wall_clock_rate():
+    """The timed calls wait for a busy core (wall time 4x their CPU time here), staging's
+    CPU time does not: the charge is scaled by the reference's wall/CPU rate, so moving
+    work into staging gains nothing on a loaded machine either."""
+    def pair(sub_s, sub_stage, load):
+        return Pair(None, {}, {"sub": sub_s, "ref": 0.040}, {"sub": sub_stage, "ref": 0.005},
+                    {"sub": False, "ref": False}, run_cpu={"sub": None, "ref": 0.040 / load})
+
+    quiet, loaded = Measurement([], [], []), Measurement([], [], [])
+    for _ in range(3):
+        quiet.add(pair(0.040, 0.005, 1.0))
+        loaded.add(pair(0.040, 0.005, 4.0))
+    quiet.add(pair(0.0001, 0.015, 1.0))  # the work (10 ms of CPU) moved into staging
+    loaded.add(pair(0.0001, 0.015, 4.0))  # the same CPU, which timed would take 40 ms
+    charge = 0.015 - 0.005 * 1.15 - 0.0005
+    assert quiet.load_factor() == 1.0 and loaded.load_factor() == pytest.approx(4.0)
+    assert quiet.ratios[-1] == pytest.approx(0.040 / (0.0001 + charge))
+    assert loaded.ratios[-1] == pytest.approx(0.040 / (0.0001 + 4 * charge))
+    assert loaded.ratios[:3] == quiet.ratios[:3] == [1.0] * 3  # honest calls: no charge
+    assert Measurement([], [], []).load_factor() == 1.0  # not known: CPU time as it is
+
+
 def test_staging_timed_by_the_wall_clock_is_charged_as_one_median():
     """Without a cgroup counting the runner's CPU, staging waits for a busy machine by
     several times a short call: one median over all calls is charged, not each call."""
@@ -357,3 +479,30 @@ def test_a_check_can_look_at_the_runners_folders(make_problem, launcher):
     problem = make_problem(toml=toml, tests=TESTS + FOLDER_WORKLOAD)
     report = judge(problem, FAST, launcher)
     assert report.verdict is Verdict.ACCEPTED, (report.message.en, report.detail.en)
+
+
+@pytest.mark.parametrize("speed", ["verdict", "ranking"])
+@pytest.mark.parametrize(("first", "second", "verdict", "rounds"), [
+    (0.36, 0.45, Verdict.ACCEPTED, 2),  # just under the bar (0.4): measured again, better
+    (0.36, 0.35, Verdict.TOO_SLOW, 2),  # measured again, still under
+    (0.2, None, Verdict.TOO_SLOW, 1),  # clearly under: not measured again
+    (0.9, None, Verdict.ACCEPTED, 1),
+])
+def test_a_borderline_ratio_is_measured_again_in_either_mode(problem, launcher, monkeypatch,
+                                                             speed, first, second, verdict,
+                                                             rounds):
+    import judge.throughput as tp
+
+    script = [r for r in (first, second) if r is not None]
+    modes = []
+
+    def measure(workload, spec, sessions, rng, budget_s, mode="verdict"):
+        modes.append(mode)
+        return _pairs([script.pop(0)] * 20)
+
+    monkeypatch.setattr(tp, "measure", measure)
+    report = grade(problem, FAST, launcher, Options(seed=1, speed=speed))
+    (result,) = report.throughput
+    assert (result.verdict, result.rounds, report.verdict) == (verdict, rounds, verdict)
+    assert modes == [speed] * rounds and not script
+    assert result.refined is (speed == "ranking")

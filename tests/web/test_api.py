@@ -23,6 +23,7 @@ API_ROUTES = {
     ("get", "/api/admin/problems"), ("post", "/api/admin/problems"),
     ("get", "/api/admin/versions/{vid}"), ("get", "/api/admin/versions/{vid}/events"),
     ("post", "/api/admin/versions/{vid}/publish"), ("post", "/api/admin/problems/{slug}/unpublish"),
+    ("delete", "/api/admin/versions/{vid}"),
     ("post", "/api/admin/problems/{slug}/rejudge"), ("get", "/api/admin/audit"),
 }
 

@@ -99,6 +99,8 @@ def add_problems(sub) -> None:
     p.add_argument("--check", action="store_true",
                    help="validate it here now instead of by the server's workers")
     p.add_argument("--publish", action="store_true", help="with --check: publish if valid")
+    p.add_argument("--note", default="", help="a change note kept with the version (at most "
+                   "200 characters; default: the folder's or zip's name)")
     p.add_argument("-j", "--jobs", type=int, default=2, help="files judged at once")
     add_isolation_args(p)
     p = verb("check", "cmd_check", "validate a stored version here (default: newest)")

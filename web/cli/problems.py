@@ -54,7 +54,8 @@ def cmd_add(args: argparse.Namespace) -> int:
     with data.sessions() as session:
         try:  # as an upload: refused with the reason, nothing stored
             version, created = bank_admin.add_version(
-                session, data.store, None, None, db.utcnow(), origin="cli", note=source.name,
+                session, data.store, None, None, db.utcnow(), origin="cli",
+                note=args.note.strip() or source.name,
                 validate=not args.check, **package)
         except DomainError as e:
             raise UsageError(e.message.en) from None
@@ -101,8 +102,7 @@ def _check(args: argparse.Namespace, slug: str, content_hash: str | None) -> int
                                on_outcome=progress)
     finally:
         launcher.close()
-    report = {"ok": result.ok, "errors": result.errors,
-              "files": [o.to_json() for o in result.outcomes], "skipped": result.skipped}
+    report = result.to_json()  # what a worker sends: the calibration, warnings, time
     with data.sessions() as session:
         bank_admin.record_validation(session, None, _version(session, slug, full_hash), report,
                                 db.utcnow())

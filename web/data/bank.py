@@ -7,17 +7,21 @@ import logging
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import func, select
+from sqlalchemy import delete, func, select
 from sqlalchemy.orm import Session
 
 from judge.events import Event, FileChecked, FilesPlanned
 from judge.i18n import T
 from judge.package import PackageError, Problem
 from judge.problem_store import Store
+from judge.shards import merge_parts
 from judge.upload import PackageRefused
 from web.models import (
+    AuditEntry,
+    Job,
     ProblemRecord,
     ProblemVersion,
+    Submission,
     User,
 )
 
@@ -77,14 +81,15 @@ def add_version(db: Session, problem: Problem, origin: str, user: User | None,
         db.add(record)
         db.flush()
     else:
-        record.number = problem.number
+        if record.published_version_id is None:  # nobody sees it: follow the newest
+            record.number = problem.number
         existing = db.scalar(select(ProblemVersion).where(
             ProblemVersion.problem_id == record.id,
             ProblemVersion.content_hash == problem.content_hash))
         if existing is not None:
             return existing, False
     version = ProblemVersion(problem_id=record.id, content_hash=problem.content_hash,
-                             status=status, origin=origin, note=note[:200],
+                             number=problem.number, status=status, origin=origin, note=note[:200],
                              created_by=user.id if user else None, created_at=now)
     db.add(version)
     db.flush()
@@ -109,14 +114,16 @@ def publish(db: Session, version: ProblemVersion) -> None:
                                f"version {version.content_hash[:12]} is {status.en}: only "
                                f"a valid version can be published"))
     record = version.problem
+    number = version.number if version.number is not None else record.number
     clash = db.scalar(select(ProblemRecord).where(
-        ProblemRecord.number == record.number, ProblemRecord.id != record.id,
+        ProblemRecord.number == number, ProblemRecord.id != record.id,
         ProblemRecord.published_version_id.is_not(None)))
     if clash is not None:
-        raise PackageRefused(T(f"编号 {record.number} 已经被已发布的题目 {clash.slug!r} 占用",
-                               f"number {record.number} is used by the published problem "
+        raise PackageRefused(T(f"编号 {number} 已经被已发布的题目 {clash.slug!r} 占用",
+                               f"number {number} is used by the published problem "
                                f"{clash.slug!r}"))
     record.published_version_id = version.id
+    record.number = number  # a version's number reaches the problem only now
 
 
 def unpublish(db: Session, record: ProblemRecord) -> None:
@@ -137,14 +144,20 @@ def published(db: Session, store: Store) -> list[Problem]:
     return sorted(problems, key=lambda p: p.number)
 
 
-def validation_progress(db: Session, version_id: int, event: Event) -> None:
-    """Fold one progress event of a validate job into the version's report."""
+def validation_progress(db: Session, version_id: int, event: Event, *,
+                        merge: bool = False) -> None:
+    """Fold one progress event of a validate job into the version's report (``merge``: the
+    job is one shard of several, whose planned files add to the others')."""
     version = db.get(ProblemVersion, version_id)
     if version is None:
         return
     report = dict(version.report or {"ok": None, "errors": [], "files": []})
     if isinstance(event, FilesPlanned):
-        report = {"ok": None, "errors": [], "files": [f.to_json() for f in event.files]}
+        planned = [f.to_json() for f in event.files]
+        if merge:
+            known = {f["label"] for f in report.get("files", [])}
+            planned = report.get("files", []) + [f for f in planned if f["label"] not in known]
+        report = {**report, "ok": None, "files": planned}
         version.status = "validating"
     elif isinstance(event, FileChecked):
         files = list(report.get("files", []))
@@ -166,3 +179,73 @@ def validation_finished(db: Session, version_id: int, result: dict[str, Any],
         version.status = "valid" if result.get("ok") else "invalid"
         version.report = result
         version.validated_at = now
+
+
+def shard_finished(db: Session, job: Job, result: dict[str, Any], now: datetime) -> None:
+    """A validate job's result. A one-shard validation is the version's result; a shard of
+    several is kept in the report's ``parts`` until the last one lands, and the version's
+    result is then their merge (judge/shards.py), with the time from the first claim."""
+    if job.shards <= 1:
+        validation_finished(db, job.version_id or 0, result, now)
+        return
+    version = db.get(ProblemVersion, job.version_id)
+    if version is None:
+        return
+    report = dict(version.report or {"files": []})
+    parts = {**report.get("parts", {}), str(job.shard): result}
+    live = {f["label"]: f for f in report.get("files", [])}
+    live.update({f["label"]: f for f in result.get("files", [])})
+    version.report = {**report, "parts": parts, "files": list(live.values())}
+    siblings = select(Job).where(Job.kind == "validate", Job.version_id == job.version_id,
+                                 Job.created_at == job.created_at)
+    round_jobs = list(db.scalars(siblings.execution_options(populate_existing=True)))
+    if len(parts) < job.shards or any(j.status != "done" for j in round_jobs):
+        return
+    merged = merge_parts([parts[str(i)] for i in range(job.shards)])
+    started = min((j.claimed_at for j in round_jobs if j.claimed_at), default=now)
+    merged["time_s"] = round((now - started).total_seconds(), 1)
+    merged["shards"] = job.shards
+    validation_finished(db, version.id, merged, now)
+
+
+def why_not_deletable(db: Session, version: ProblemVersion) -> T | None:
+    """Why a version must be kept (None: it may be deleted): it is bundled, learners see
+    it, it was published once (the audit log says so), or submissions were judged at it
+    or are waiting for it."""
+    record, content_hash = version.problem, version.content_hash
+    if version.origin == "bundled":
+        return T("内置题目的版本来自 problems/ 文件夹，不能删除",
+                 "a bundled version comes from the problems/ folder and cannot be deleted")
+    if record.published_version_id == version.id:
+        return T("这是学员看到的版本，不能删除", "learners see this version: it cannot be deleted")
+    published = db.scalars(select(AuditEntry.detail).where(AuditEntry.action == "publish",
+                                                         AuditEntry.target == record.slug))
+    if any((d or {}).get("version") == content_hash for d in published):
+        return T("这个版本发布过，学员见过它，要保留", "this version was published once: "
+                 "learners have seen it, so it is kept")
+    used = db.scalar(select(func.count()).select_from(Submission).where(
+        Submission.problem == record.slug, Submission.problem_version == content_hash))
+    judging = db.scalar(select(func.count()).select_from(Job).where(
+        Job.kind == "judge", Job.problem_version == content_hash,
+        Job.status.in_(("queued", "running"))))
+    if used or judging:
+        return T("有提交在这个版本上评测过，要保留", "submissions were judged at this version: "
+                 "it is kept")
+    return None
+
+
+def delete_version(db: Session, store: Store, version: ProblemVersion) -> bool:
+    """Delete a version that may be deleted (see why_not_deletable), its validation jobs
+    and its files; the problem too when it has no version left. Returns whether the
+    problem went with it."""
+    record = version.problem
+    content_hash = version.content_hash
+    db.execute(delete(Job).where(Job.version_id == version.id))
+    db.delete(version)
+    db.flush()
+    gone = not versions(db, record.id)
+    if gone:
+        db.delete(record)
+    db.flush()
+    discard_unused(db, store, content_hash)
+    return gone

@@ -20,6 +20,7 @@ from sqlalchemy.orm import Session
 
 from judge.events import Event
 from judge.package import Problem
+from judge.shards import check_files
 from web.data import bank, ranking, runs, workers
 from web.db import rows_changed
 from web.models import (
@@ -51,15 +52,20 @@ def gpu_needs(problem: Problem) -> tuple[bool, bool]:
 
 def queue_validation(db: Session, version: ProblemVersion, problem: Problem,
                      now: datetime) -> Job:
-    """Ask the workers to validate a version (``python -m judge check`` in the sandbox)."""
+    """Ask the workers to validate a version (``python -m judge check`` in the sandbox),
+    as one job per worker idle now (at least one): each judges a shard of the files and
+    the version's report merges them (web/data/bank.py). Returns the first job."""
     needs, prefers = gpu_needs(problem)
     version.status, version.report, version.validated_at = "uploaded", None, None
-    job = Job(kind="validate", version_id=version.id, status="queued",
-              priority=VALIDATE_PRIORITY, needs_gpu=needs, prefers_gpu=prefers, attempts=0,
-              created_at=now)
-    db.add(job)
+    # Split across the workers idle now (judge/check.py: in_shard), one file each at most.
+    files = len(check_files(problem, cuda=True))
+    shards = max(1, min(files, workers.idle_workers(db, now, gpu=needs)))
+    jobs = [Job(kind="validate", version_id=version.id, status="queued",
+                priority=VALIDATE_PRIORITY, needs_gpu=needs, prefers_gpu=prefers, attempts=0,
+                created_at=now, shard=shard, shards=shards) for shard in range(shards)]
+    db.add_all(jobs)
     db.flush()
-    return job
+    return jobs[0]
 
 
 def close_queued_validations(db: Session, version_id: int, now: datetime) -> None:
@@ -148,7 +154,7 @@ def _version_back(db: Session, job: Job, now: datetime, give_up: bool) -> None:
     if job.version_id is None:
         return
     if give_up:
-        bank.validation_finished(db, job.version_id, {
+        bank.shard_finished(db, job, {
             "ok": False, "files": [],
             "errors": [f"validation did not finish in {job.attempts} attempts (the worker "
                        f"was lost); validate it again"]}, now)
@@ -257,7 +263,8 @@ def add_events(db: Session, job_id: int, token: str, now: datetime,
     if job.kind == "validate":
         for event in events:
             if not isinstance(event, Phase):  # a check sends none
-                bank.validation_progress(db, job.version_id or 0, event)
+                bank.validation_progress(db, job.version_id or 0, event,
+                                         merge=job.shards > 1)
     elif job.kind == "run":
         runs.add_events(db, job, events, now)
     else:
@@ -285,7 +292,7 @@ def finish(db: Session, job_id: int, token: str, now: datetime,
     job = db.get(Job, job_id)
     assert job is not None
     if job.kind == "validate":
-        bank.validation_finished(db, job.version_id or 0, result, now)
+        bank.shard_finished(db, job, result, now)
     elif job.kind == "run":
         runs.finished(db, job, result, now)
     elif job.kind == "rank":

@@ -9,10 +9,13 @@ from sqlalchemy import func, select, update
 from sqlalchemy.orm import Session
 
 from web.models import (
+    Job,
     Worker,
 )
 
 GPU_WORKER_ALIVE_S = 120  # a GPU worker not heard from for this long is presumed gone
+# A worker waiting for a job asks again at least this often (its claim's long poll).
+IDLE_SEEN_S = 60
 
 
 def register_worker(db: Session, name: str, gpu: bool, capabilities: dict[str, Any],
@@ -36,3 +39,15 @@ def gpu_worker_alive(db: Session, now: datetime) -> bool:
     since = now - timedelta(seconds=GPU_WORKER_ALIVE_S)
     return bool(db.scalar(select(func.count()).select_from(Worker)
                           .where(Worker.gpu.is_(True), Worker.last_seen_at >= since)))
+
+
+def idle_workers(db: Session, now: datetime, *, gpu: bool = False) -> int:
+    """Workers heard from lately (a waiting worker polls) that hold no running job; with
+    ``gpu``, GPU workers only."""
+    busy = select(Job.worker_id).where(Job.status == "running", Job.worker_id.is_not(None))
+    q = (select(func.count()).select_from(Worker)
+         .where(Worker.last_seen_at >= now - timedelta(seconds=IDLE_SEEN_S),
+                Worker.id.not_in(busy)))
+    if gpu:
+        q = q.where(Worker.gpu.is_(True))
+    return int(db.scalar(q) or 0)

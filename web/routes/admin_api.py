@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from typing import Annotated, Any
 
-from fastapi import APIRouter, Depends, File, Request, UploadFile
+from fastapi import APIRouter, Depends, File, Form, Request, UploadFile
 from fastapi.responses import StreamingResponse
 from pydantic import BaseModel
 from starlette.concurrency import run_in_threadpool
@@ -73,13 +73,14 @@ def problems(db: SessionDep) -> list[dict[str, Any]]:
 
 @router.post("/problems", status_code=201)
 async def upload(user: AdminUser, request: Request, db: SessionDep, hub: HubDep, now: Now,
-                 file: Annotated[UploadFile, File(description="the package as a zip")]
+                 file: Annotated[UploadFile, File(description="the package as a zip")],
+                 note: Annotated[str, Form(max_length=200, description="a change note")] = ""
                  ) -> dict[str, Any]:
     """Upload a package (zip): stored as a new version and queued for validation."""
     data = await read_upload(file)
     version, _ = await run_in_threadpool(  # unpacking and hashing: off the event loop
         bank_admin.add_version, db, request.app.state.store, hub, user, now, origin="upload",
-        note=file.filename or "upload.zip", zip_data=data)
+        note=note.strip() or file.filename or "upload.zip", zip_data=data)
     return await run_in_threadpool(version_json, version)
 
 
@@ -97,6 +98,15 @@ def version_events(vid: int, request: Request, db: SessionDep) -> StreamingRespo
     version_or_404(db, vid)
     state = request.app.state
     return event_response(follow_version(state.sessionmaker, state.hub, vid, request))
+
+
+@router.delete("/versions/{vid}")
+def delete_version(vid: int, user: AdminUser, request: Request, db: SessionDep,
+                   now: Now) -> dict[str, Any]:
+    """Delete a version never published nor judged at (409 saying why otherwise)."""
+    version = version_or_404(db, vid)
+    slug = bank_admin.delete_version(db, request.app.state.store, user, version, now)
+    return {"deleted": vid, "problem": slug}
 
 
 @router.post("/versions/{vid}/publish")

@@ -23,7 +23,7 @@ from web.forms import Utf8FormRoute
 from web.language import page_lang
 from web.models import ProblemVersion
 from web.routes.admin_api import problem_or_404, read_upload, version_or_404
-from web.templating import render
+from web.templating import render, verdict_labels
 
 router = APIRouter(prefix="/admin", tags=["admin pages"], include_in_schema=False,
                    route_class=Utf8FormRoute)
@@ -64,17 +64,20 @@ def problems(request: Request, user: AdminPageUser, db: SessionDep) -> Response:
 
 @router.post("/problems/upload", dependencies=[CsrfChecked])
 async def upload(request: Request, user: AdminPageUser, db: SessionDep, hub: HubDep, now: Now,
-                 file: Annotated[UploadFile, File()]) -> Response:
+                 file: Annotated[UploadFile, File()],
+                 note: Annotated[str, Form(max_length=200)] = "") -> Response:
     try:
         data = await read_upload(file)
         # unpacking and hashing take a moment: off the event loop
-        version, _ = await run_in_threadpool(
+        version, created = await run_in_threadpool(
             bank_admin.add_version, db, request.app.state.store, hub, user, now, origin="upload",
-            note=file.filename or "upload.zip", zip_data=data)
+            note=note.strip() or file.filename or "upload.zip", zip_data=data)
     except DomainError as e:  # back to the form with the reason, nothing stored
         return problems_page(request, user, db, error=e.message(page_lang(request, user)),
                              status=status_of(e))
-    return RedirectResponse(f"/admin/versions/{version.id}", status_code=303)
+    # An identical upload is the version that exists: say so rather than look like a new one.
+    suffix = "" if created else "?notice=unchanged"
+    return RedirectResponse(f"/admin/versions/{version.id}{suffix}", status_code=303)
 
 
 @router.get("/problems/{slug}")
@@ -120,7 +123,16 @@ def version(vid: int, request: Request, user: AdminPageUser, db: SessionDep) -> 
         preview = None
     return render(request, "admin_version.html", user, lang, version=version,
                   record=version.problem, preview=preview,
-                  published=version.problem.published_version_id == version.id)
+                  published=version.problem.published_version_id == version.id,
+                  labels={**verdict_labels(lang), **expected_labels(lang)},
+                  unchanged=request.query_params.get("notice") == "unchanged",
+                  kept=bank.why_not_deletable(db, version),
+                  **bank_admin.review(request.app.state.store, version))
+
+
+# What a check expects of the starter, in the page's language like the verdicts.
+def expected_labels(lang: str) -> dict[str, str]:
+    return {"not accepted": T("不能通过", "not accepted")(lang)}
 
 
 @router.post("/versions/{vid}/publish", dependencies=[CsrfChecked])
@@ -129,6 +141,35 @@ def publish(vid: int, user: AdminPageUser, db: SessionDep, catalog: CatalogDep,
     version = version_or_404(db, vid)
     bank_admin.publish(db, catalog, user, version, now)
     return RedirectResponse(f"/admin/problems/{version.problem.slug}", status_code=303)
+
+
+@router.get("/versions/{vid}/diff")
+def diff_page(vid: int, request: Request, user: AdminPageUser, db: SessionDep,
+              against: int) -> Response:
+    """What changed from version ``against`` to this one: every file that differs."""
+    return compare(request, user, db, old=against, new=vid)
+
+
+@router.get("/compare")
+def compare(request: Request, user: AdminPageUser, db: SessionDep, old: int,
+            new: int) -> Response:
+    """Any two versions (the problem page's compare form): every file that differs."""
+    newer, older = version_or_404(db, new), version_or_404(db, old)
+    store = request.app.state.store
+    files = version_edit.diff(store.files(older.content_hash), store.files(newer.content_hash),
+                              old_name=older.content_hash[:12],
+                              new_name=newer.content_hash[:12])
+    return render(request, "admin_diff.html", user, page_lang(request, user), new=newer,
+                  old=older, record=newer.problem, diffs=files)
+
+
+@router.post("/versions/{vid}/delete", dependencies=[CsrfChecked])
+def delete_version(vid: int, request: Request, user: AdminPageUser, db: SessionDep,
+                   now: Now) -> Response:
+    version = version_or_404(db, vid)
+    slug = bank_admin.delete_version(db, request.app.state.store, user, version, now)
+    return RedirectResponse(f"/admin/problems/{slug}" if slug else "/admin/problems",
+                            status_code=303)
 
 
 @router.post("/versions/{vid}/validate", dependencies=[CsrfChecked])
@@ -142,11 +183,12 @@ def validate(vid: int, request: Request, user: AdminPageUser, db: SessionDep, hu
 def edit_page(request: Request, user, version, files: dict[str, bytes], *,
               error: str | None = None, status: int = 200) -> Response:
     texts = {name: files.get(name, b"").decode("utf-8", "replace")
-             for name in version_edit.EDITABLE_TEXT}
+             for name in version_edit.EDITABLE_TEXT + tuple(version_edit.MORE_TEXT.values())
+             if name in files or name in version_edit.EDITABLE_TEXT}
     limits = version_edit.current_limits(files.get("problem.toml", b"").decode("utf-8", "replace"))
     return render(request, "admin_edit.html", user, page_lang(request, user), status=status,
                   version=version, record=version.problem, texts=texts, limits=limits,
-                  names=sorted(files), error=error)
+                  names=sorted(files), error=error, more_text=version_edit.MORE_TEXT)
 
 
 @router.get("/versions/{vid}/edit")
@@ -165,6 +207,7 @@ async def edit(vid: int, request: Request, user: AdminPageUser, db: SessionDep, 
                now: Now, statement_zh: Text, statement_en: Text, tests: Text,
                case_wall_s: Number, cpu_s: Number, memory_mb: Number, output_kb: Number,
                file_path: Annotated[str, Form(max_length=200)] = "",
+               note: Annotated[str, Form(max_length=200)] = "",
                file: Annotated[UploadFile | None, File()] = None) -> Response:
     """A new version: the base version's files with the edits applied."""
     version = version_or_404(db, vid)
@@ -178,7 +221,10 @@ async def edit(vid: int, request: Request, user: AdminPageUser, db: SessionDep, 
     except ValueError:
         return edit_page(request, user, version, files, status=422, error=T(
             "限制要填数字", "limits must be numbers")(lang))
-    files["problem.toml"] = version_edit.set_limits(files["problem.toml"].decode(), limits).encode()
+    base_toml = files["problem.toml"].decode()
+    version_edit.apply_texts(files, await request.form())
+    files["problem.toml"] = version_edit.set_limits(
+        files["problem.toml"].decode(), version_edit.changed_limits(base_toml, limits)).encode()
     for name, text in zip(version_edit.EDITABLE_TEXT, (statement_zh, statement_en, tests),
                           strict=True):
         files[name] = text.replace("\r\n", "\n").encode()
@@ -188,7 +234,7 @@ async def edit(vid: int, request: Request, user: AdminPageUser, db: SessionDep, 
     try:
         new, _ = await run_in_threadpool(
             bank_admin.add_version, db, store, hub, user, now, origin="edit",
-            note=f"edit of {version.content_hash[:12]}", files=files)
+            note=note.strip() or f"edit of {version.content_hash[:12]}", files=files)
     except DomainError as e:
         return edit_page(request, user, version, files, status=status_of(e), error=e.message(lang))
     return RedirectResponse(f"/admin/versions/{new.id}", status_code=303)

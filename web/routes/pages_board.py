@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from fastapi import APIRouter, Request
+from markupsafe import Markup, escape
 from fastapi.responses import FileResponse, Response
 from starlette.concurrency import run_in_threadpool
 
@@ -20,12 +21,21 @@ router = APIRouter(tags=["pages"], include_in_schema=False)
 @router.get("/leaderboard")
 def leaderboard(request: Request, user: PageUser, db: SessionDep, catalog: CatalogDep,
                 cache: CacheDep) -> Response:
-    board = cache.get("leaderboard", lambda: standings.leaderboard(db))
-    fastest = cache.get(("fastest", *(p.version for p in catalog)),
-                        lambda: [(p, standings.fastest(db, p.slug), standings.unranked(db, p.slug))
-                                 for p in catalog])
-    return render(request, "leaderboard.html", user, page_lang(request, user), board=board,
-                  fastest=fastest)
+    lang = page_lang(request, user)
+
+    def tables() -> Markup:
+        board = standings.leaderboard(db)
+        fastest = [(p, standings.fastest(db, p.slug), standings.unranked(db, p.slug))
+                   for p in catalog]
+        template = request.app.state.templates.get_template("_board.html")
+        return Markup(template.render(t=lambda zh, en: en if lang == "en" else zh, lang=lang,
+                                      board=board, fastest=fastest))
+
+    html = cache.get(("board", lang, *(p.version for p in catalog)), tables)
+    if user is not None:  # the reader's own rows
+        mine = f' data-user="{escape(user.username)}"'
+        html = Markup(html.replace(mine, f"{mine} data-me"))
+    return render(request, "leaderboard.html", user, lang, board_html=html)
 
 
 @router.get("/practice-pack.zip")

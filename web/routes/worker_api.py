@@ -88,7 +88,8 @@ async def claim(body: ClaimRequest, request: Request, hub: HubDep,
                 assert version is not None
                 return {**common, "version_id": version.id, "submission_id": None,
                         "problem": version.problem.slug,
-                        "problem_version": version.content_hash, "code": ""}
+                        "problem_version": version.content_hash, "code": "",
+                        "shard": job.shard, "shards": job.shards}
             if job.kind == "run":
                 return _run_claim(job, common)
             sub = job.submission

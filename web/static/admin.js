@@ -2,6 +2,17 @@
 // snapshots {status, files, errors}) while the version is validated, and reloads the page
 // once it is valid or invalid (the server then offers publishing or says why not).
 // Everything from the server is put in with textContent, never as HTML.
+// Publishing and rejudging everything ask first (data-confirm, data-confirm-all).
+(() => {
+  for (const form of document.querySelectorAll("form[data-confirm], form[data-confirm-all]")) {
+    form.addEventListener("submit", (event) => {
+      const all = form.dataset.confirmAll && form.querySelector('input[name="which"]:checked')?.value === "all";
+      const question = form.dataset.confirm || (all ? form.dataset.confirmAll : null);
+      if (question && !window.confirm(question)) event.preventDefault();
+    });
+  }
+})();
+
 (() => {
   const root = document.getElementById("version");
   if (!root || !window.EventSource) return;
@@ -18,6 +29,12 @@
     return node;
   }
 
+  function speed(s) {
+    if (s.ratio === null || s.ratio === undefined) return `${s.name} —`;
+    const interval = s.interval ? ` [${s.interval[0].toFixed(2)}, ${s.interval[1].toFixed(2)}]` : "";
+    return `${s.name} ${Number(s.ratio.toPrecision(3))}x${interval}`;
+  }
+
   function row(f) {
     const state = f.ok === true ? "ok" : f.ok === false ? "bad" : "pending";
     const label = (v) => text.labels[v] || v;
@@ -29,7 +46,9 @@
     if (f.ok === false) mark.append("✗ ", el("pre", { class: "message", text: f.detail || "" }));
     return el("tr", { class: `file ${state}` }, [
       el("td", {}, [el("code", { text: f.label })]), el("td", { "data-verdict": f.expected, text: label(f.expected) }),
-      el("td", {}, [verdict]), mark,
+      el("td", {}, [verdict]),
+      el("td", { class: "caught" }, f.caught_by && f.expected !== "accepted" ? [el("code", { text: f.caught_by })] : []),
+      el("td", { class: "speed", text: (f.speed || []).map(speed).join(", ") }), mark,
     ]);
   }
 

@@ -3,16 +3,16 @@
 A run is not a submission, so it has a table of its own that no standings, leaderboard,
 history or acceptance query reads; its job is ``kind="run"`` with ``run_id`` set.
 
-Revision ID: 0007
-Revises: 0006
+Revision ID: 0008
+Revises: 0007
 Create Date: 2026-12-02
 """
 
 import sqlalchemy as sa
 from alembic import op
 
-revision = "0007"
-down_revision = "0006"
+revision = "0008"
+down_revision = "0007"
 branch_labels = None
 depends_on = None
 

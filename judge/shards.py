@@ -1,0 +1,82 @@
+"""Which files a package check judges, and a check split into shards across workers:
+what the web (which imports no torch) and the worker (judge/check.py) agree on.
+
+A fixture whose verdict holds only on a CUDA machine (say, too_slow because of a host sync
+per micro-batch, which only a GPU shows) carries the line ``# judge-check: needs cuda`` among
+its first five lines: it is judged where CUDA is available and listed as skipped elsewhere.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from judge.package import Problem
+
+NEEDS_CUDA = "# judge-check: needs cuda"
+
+
+def needs_cuda(code: str) -> bool:
+    """Whether a fixture's expected verdict holds only on a CUDA machine."""
+    return any(line.strip() == NEEDS_CUDA for line in code.splitlines()[:5])
+
+
+def check_files(problem: Problem, *, cuda: bool = False) -> list[tuple[str, str, str | None]]:
+    """(label, expected verdict, code) of every file a check judges, in order; the code
+    is None for a fixture this machine cannot judge (it needs CUDA)."""
+    files: list[tuple[str, str, str | None]] = [
+        ("reference", "accepted", problem.read("reference.py")),
+        ("starter", "not accepted", problem.starter),
+    ]
+    for verdict, path in problem.submissions():
+        label = str(Path("submissions") / verdict / path.name)
+        code = path.read_text(encoding="utf-8")
+        files.append((label, verdict, None if needs_cuda(code) and not cuda else code))
+    return files
+
+
+def in_shard(problem: Problem, shard: int, shards: int) -> Callable[[str, str], bool]:
+    """``check_problem``'s ``only`` for one shard of a validation split across workers.
+    The files whose speed is measured (the reference, accepted and too_slow fixtures, when
+    the package has speed checks) cost the most: they are dealt out first, round-robin in
+    the check's order, then the others, so every shard gets its share of both. CUDA-only
+    fixtures are counted too, so that every worker deals alike; shard 0 has the reference."""
+    files = [(label, expected) for label, expected, _ in check_files(problem, cuda=True)]
+    timed = {"accepted", "too_slow"} if problem.meta.throughput else set()
+    dealt = ([f for f in files if f[1] in timed] + [f for f in files if f[1] not in timed])
+    index = {label: i for i, (label, _) in enumerate(dealt)}
+    return lambda label, expected: index.get(label, 0) % shards == shard
+
+
+def merge_parts(parts: list[dict[str, Any]]) -> dict[str, Any]:
+    """One validation result from its shards' (CheckResult.to_json() each): the files in
+    the check's order, every error and warning once, and the reviews that need them all
+    (a reference every accepted fixture fails; a reference that failed, after which the
+    other shards' files are left out, as a single check would not have judged them)."""
+    files = [f for part in parts for f in part.get("files", [])]
+    order = {"reference": 0, "starter": 1}
+    files.sort(key=lambda f: (order.get(f["label"], 2), f["label"]))
+    errors = _once(e for part in parts for e in part.get("errors", []))
+    result: dict[str, Any] = {"errors": errors, "files": files,
+              "warnings": _once(w for part in parts for w in part.get("warnings", [])),
+              "skipped": _once(s for part in parts for s in part.get("skipped", [])),
+              "seed": parts[0].get("seed") if parts else None}
+    reference = next((f for f in files if f["label"] == "reference"), None)
+    accepted = [f for f in files if f["expected"] == "accepted" and f["label"] != "reference"]
+    if reference is not None and not reference["ok"]:
+        result["files"] = [reference]
+        if not any(e.startswith("the reference is not accepted") for e in errors):
+            errors.append("the reference is not accepted, so no other file was judged "
+                          "(each would fail the same way)")
+    elif reference is not None and accepted and not any(f["ok"] for f in accepted):
+        reference.update(ok=False, detail=f"reference: accepted only because every expected "
+                         f"value comes from it: all {len(accepted)} accepted fixtures fail, "
+                         f"so the reference (or the tests) may be wrong")
+    kept = [reference] if reference is not None and not reference["ok"] else files
+    result["ok"] = not errors and all(f["ok"] for f in kept)
+    return result
+
+
+def _once(items) -> list:
+    return list(dict.fromkeys(items))
