@@ -207,7 +207,7 @@ class Worker:
         return _internal_error(job, message).to_json("zh")
 
     def grade(self, job: Claimed, on_progress: Callable[[dict[str, Any]], None]) -> dict:
-        from judge.grader import Options, grade
+        from judge.grader import grade
         from judge.report import Report
 
         problem = self.problems.get(job.problem, job.problem_version)
@@ -215,13 +215,9 @@ class Worker:
             return _internal_error(job, T(f"评测机上没有这道题（{job.problem}）",
                                           f"this worker does not have the problem "
                                           f"{job.problem}")).to_json("zh")
-        # A rank job (the low-priority follow-up of an accepted submission) judges it again
-        # in full, its speed checks measured precisely: the server keeps their ratios.
-        speed = "ranking" if job.kind == "rank" else "verdict"
         try:
             report: Report = (self._grade or grade)(
-                problem, job.code, self.launcher,
-                Options(cuda=self.gpu is not None, speed=speed),
+                problem, job.code, self.launcher, grade_options(job, self.gpu is not None),
                 on_progress=lambda event: on_progress(event.to_json()))
         except Exception as e:  # grade() should never raise; if it does, say so
             log.exception("grading submission %s crashed", job.submission_id)
@@ -305,6 +301,18 @@ class Worker:
             log.info("released job %s back to the queue", job.job_id)
         except Exception as e:  # HTTP, Fatal, anything: the lease expires by itself
             log.warning("could not release job %s (%s); its lease will expire", job.job_id, e)
+
+
+def grade_options(job: Claimed, cuda: bool):
+    """How a job is graded: a "Run examples" job (``kind="run"``) on the public cases only
+    and with no speed check; a submission on every case, speed checks included. A rank job
+    (the low-priority follow-up of an accepted submission) judges it again in full, its
+    speed checks measured precisely: the server keeps their ratios."""
+    from judge.grader import Options
+
+    if job.kind == "run":
+        return Options(cuda=cuda, public_only=True, throughput=False)
+    return Options(cuda=cuda, speed="ranking" if job.kind == "rank" else "verdict")
 
 
 def _refused(error: str) -> dict[str, Any]:

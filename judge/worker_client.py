@@ -39,7 +39,8 @@ class Unregistered(Exception):
 @dataclass(frozen=True)
 class Claimed:
     """A claimed job: judge a submission (``kind="judge"``), or validate a problem version
-    like ``python -m judge check`` (``kind="validate"``: no submission, no code)."""
+    like ``python -m judge check`` (``kind="validate"``: no submission, no code), or run code
+    on the public cases only (``kind="run"``: "Run examples", no submission)."""
 
     job_id: int
     lease_token: str
@@ -55,6 +56,7 @@ class Claimed:
     # modulo shards (judge/shards.py)
     shard: int = 0
     shards: int = 1
+    run_id: int | None = None  # kind="run": "Run examples", public cases only
 
 
 class WorkerClient:

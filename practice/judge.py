@@ -8,6 +8,7 @@
     python practice/judge.py test 1 my.py --run  # 只跑样例；也可以指定别的文件
     python practice/judge.py check               # （维护者）检查题目包
     python practice/judge.py submit 1 --server URL   # 提交到评测网站，实时显示进度
+    python practice/judge.py run 1 --server URL      # 在网站的沙箱里只跑公开用例（不算提交）
 
 题号可以写编号（1）或 slug（padding-collate）。只需要 PyTorch；隐藏用例只在网站上评测。
 Ids are numbers or slugs. Needs only PyTorch; hidden cases are judged online only.
@@ -184,7 +185,8 @@ def cmd_submit(args: argparse.Namespace) -> int:
     if not path.is_file():
         say(args.lang, f"没有找到你的代码 {path}", f"No code at {path}")
         return 2
-    return submit(p, path, args.server, args.lang, args.username, args.token)
+    return submit(p, path, args.server, args.lang, args.username, args.token,
+                  what="runs" if args.cmd == "run" else "submissions")
 
 
 def _cuda() -> bool:
@@ -228,13 +230,16 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("ids", nargs="*")
     s.add_argument("-v", "--verbose", action="store_true")
     s.set_defaults(fn=cmd_check)
-    s = sub.add_parser("submit", help="提交到评测网站 / submit to a judge server")
-    s.add_argument("id")
-    s.add_argument("file", nargs="?")
-    s.add_argument("--server", required=True, help="e.g. http://127.0.0.1:8000")
-    s.add_argument("--username", help="(or JUDGE_USERNAME; the password is asked for)")
-    s.add_argument("--token", help="an API token (or JUDGE_TOKEN) instead of a password")
-    s.set_defaults(fn=cmd_submit)
+    for verb, what in (("submit", "提交到评测网站 / submit to a judge server"),
+                       ("run", "在网站上只跑公开用例，不算提交 / run the public cases on a "
+                               "judge server, not a submission")):
+        s = sub.add_parser(verb, help=what)
+        s.add_argument("id")
+        s.add_argument("file", nargs="?")
+        s.add_argument("--server", required=True, help="e.g. http://127.0.0.1:8000")
+        s.add_argument("--username", help="(or JUDGE_USERNAME; the password is asked for)")
+        s.add_argument("--token", help="an API token (or JUDGE_TOKEN) instead of a password")
+        s.set_defaults(fn=cmd_submit)
     return ap
 
 

@@ -1,9 +1,12 @@
-"""``practice/judge.py submit``: send a file to a judge server and print its progress live.
+"""``practice/judge.py submit`` / ``run``: send a file to a judge server (a submission, or a
+"Run examples" run: public cases only, no speed check, no record) and print its progress
+live.
 
 Standard library only (the practice pack needs nothing but torch). Talks to the server's
 JSON API: ``POST /api/token`` (form ``username``, ``password``), ``POST /api/submissions``
 ``{"problem", "code"}``, ``GET /api/submissions/{id}/events`` (server-sent events, one JSON
-object per ``data:`` line with an ``event`` field) and ``GET /api/submissions/{id}``.
+object per ``data:`` line with an ``event`` field) and ``GET /api/submissions/{id}``; a run
+the same under ``/api/runs``.
 """
 
 from __future__ import annotations
@@ -51,18 +54,20 @@ def login(server: str, username: str, password: str) -> str:
         return json.load(r)["access_token"]
 
 
-def create_submission(server: str, token: str, slug: str, code: str) -> int:
+def create_submission(server: str, token: str, slug: str, code: str,
+                      what: str = "submissions") -> int:
     body = json.dumps({"problem": slug, "code": code}).encode()
-    with _request(f"{server}/api/submissions", data=body,
+    with _request(f"{server}/api/{what}", data=body,
                   headers={"Content-Type": "application/json",
                            "Authorization": f"Bearer {token}"}) as r:
         return int(json.load(r)["id"])
 
 
-def events(server: str, token: str, sid: int) -> Iterator[dict[str, Any]]:
-    """The submission's progress events until the final one."""
+def events(server: str, token: str, sid: int,
+           what: str = "submissions") -> Iterator[dict[str, Any]]:
+    """The submission's (or run's) progress events until the final one."""
     headers = {"Authorization": f"Bearer {token}", "Accept": "text/event-stream"}
-    with _request(f"{server}/api/submissions/{sid}/events", headers=headers,
+    with _request(f"{server}/api/{what}/{sid}/events", headers=headers,
                   timeout=600) as r:
         for raw in r:
             line = raw.decode("utf-8", "replace").rstrip("\r\n")
@@ -77,14 +82,18 @@ def events(server: str, token: str, sid: int) -> Iterator[dict[str, Any]]:
                 return
 
 
-def fetch(server: str, token: str, sid: int, lang: str) -> dict[str, Any]:
+def fetch(server: str, token: str, sid: int, lang: str,
+          what: str = "submissions") -> dict[str, Any]:
     headers = {"Authorization": f"Bearer {token}"}
-    with _request(f"{server}/api/submissions/{sid}?lang={lang}", headers=headers) as r:
+    with _request(f"{server}/api/{what}/{sid}?lang={lang}", headers=headers) as r:
         return json.load(r)
 
 
 def submit(problem: Problem, path: Path, server: str, lang: str,
-           username: str | None = None, token: str | None = None) -> int:
+           username: str | None = None, token: str | None = None, *,
+           what: str = "submissions") -> int:
+    """Send the file and follow it: a submission, or with ``what="runs"`` a "Run examples"
+    run (``practice/judge.py run``). 0 when accepted, 1 when not, 2 on a server error."""
     server = server.rstrip("/")
     try:
         token = token or os.environ.get("JUDGE_TOKEN")
@@ -94,14 +103,14 @@ def submit(problem: Problem, path: Path, server: str, lang: str,
             password = os.environ.get("JUDGE_PASSWORD") or getpass.getpass(
                 T("密码：", "password: ")(lang))
             token = login(server, username, password)
-        sid = create_submission(server, token, problem.slug, path.read_text(encoding="utf-8"))
-        print(paint(T(f"已提交 #{sid}：{server}/submissions/{sid}",
-                      f"submitted #{sid}: {server}/submissions/{sid}")(lang), "36"))
+        sid = create_submission(server, token, problem.slug, path.read_text(encoding="utf-8"),
+                                what)
+        print(paint(_sent(what, sid, server)(lang), "36"))
         live = 0
-        for event in events(server, token, sid):
+        for event in events(server, token, sid, what):
             show(event, lang)
             live += event.get("event") == "test"
-        final = fetch(server, token, sid, lang)
+        final = fetch(server, token, sid, lang, what)
     except ServerError as e:
         print(T(f"服务器返回错误：{e}", f"the server said: {e}")(lang))
         return 2
@@ -111,7 +120,19 @@ def submit(problem: Problem, path: Path, server: str, lang: str,
         # summary, not every line again.
         print(render(Report.from_json(final), lang, show_hidden_messages=False,
                      case_lines=live == 0))
+    if what == "runs" and final.get("verdict") == "accepted":
+        print(T("公开用例全部通过（这次运行不算提交）。隐藏用例和速度检查请提交：submit",
+                "All public cases pass (this run is not a submission). Submit for the hidden "
+                "cases and the speed check: submit")(lang))
     return 0 if final.get("verdict") == "accepted" else 1
+
+
+def _sent(what: str, sid: int, server: str) -> T:
+    if what == "runs":
+        return T(f"样例运行 #{sid}：只运行公开用例，不测速度，不算提交",
+                 f"example run #{sid}: public cases only, no speed check, not a submission")
+    return T(f"已提交 #{sid}：{server}/submissions/{sid}",
+             f"submitted #{sid}: {server}/submissions/{sid}")
 
 
 def show(event: dict[str, Any], lang: str) -> None:

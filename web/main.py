@@ -36,6 +36,7 @@ from web.routes import (
     api_docs,
     api_learner,
     api_problems,
+    api_runs,
     api_submissions,
     api_users,
     health,
@@ -141,9 +142,10 @@ def _assemble(app: FastAPI, settings: Settings) -> None:
     error_handlers.install(app)
     app.mount("/static", StaticFiles(directory=HERE / "static"), name="static")
     # pages_diff before pages_submissions: /submissions/compare is not a submission id
-    for module in (api_users, api_problems, api_submissions, api_learner, admin_api,
-                   worker_api, pages_auth, pages_problems, pages_diff, pages_submissions,
-                   pages_profile, pages_board, admin_pages, admin_users, health, api_docs):
+    for module in (api_users, api_problems, api_submissions, api_learner, api_runs,
+                   admin_api, worker_api, pages_auth, pages_problems, pages_diff,
+                   pages_submissions, pages_profile, pages_board, admin_pages, admin_users,
+                   health, api_docs):
         app.include_router(module.router)
 
 

@@ -3,10 +3,11 @@
 A submission is what a learner sent; a job is one request to the workers (the queue):
 judge a submission (``kind="judge"``; a rejudge adds another job for the same submission,
 at a lower priority than live submissions) or validate a problem version
-(``kind="validate"``, like ``python -m judge check``) or time an accepted submission
+(``kind="validate"``, like ``python -m judge check``), time an accepted submission
 precisely for the leaderboard (``kind="rank"``, the lowest priority; it never changes the
-verdict). Progress events belong to a judge or rank job's current attempt; a
-validation's progress is kept on its version row.
+verdict) or run a learner's code on the public cases only (``kind="run"``, a :class:`Run`,
+never a submission). Progress events belong to a judge, rank or run job's current
+attempt; a validation's progress is kept on its version row.
 
 The problem bank: a ``problems`` row per slug, a ``problem_versions`` row per stored
 package (its files live under ``DATA_DIR/bank/<content hash>/``, never changed), and the
@@ -122,12 +123,15 @@ class Job(Base):
 
     id: Mapped[int] = mapped_column(primary_key=True)
     kind: Mapped[str] = mapped_column(String(16), default="judge",
-                                      server_default="judge")  # judge|validate|rank
-    # judge jobs: the submission; validate jobs: the version (the other one is None)
+                                      server_default="judge")  # judge|validate|rank|run
+    # judge and rank jobs: the submission; validate jobs: the version; run jobs: the run
+    # (the others are None)
     submission_id: Mapped[int | None] = mapped_column(
         ForeignKey("submissions.id", ondelete="CASCADE"), index=True)
     version_id: Mapped[int | None] = mapped_column(
         ForeignKey("problem_versions.id", ondelete="CASCADE"), index=True)
+    run_id: Mapped[int | None] = mapped_column(
+        ForeignKey("runs.id", ondelete="CASCADE"), index=True)
     # the package version to judge at (a rejudge names the published one); None: the
     # submission's own
     problem_version: Mapped[str | None] = mapped_column(String(64))
@@ -152,6 +156,32 @@ class Job(Base):
 
     submission: Mapped[Submission | None] = relationship()
     version: Mapped[ProblemVersion | None] = relationship()
+    run: Mapped[Run | None] = relationship()
+
+
+class Run(Base):
+    """"Run examples": code judged on a problem's public cases only, with no speed check.
+    Not a submission: no standings, leaderboard, history or acceptance query reads this
+    table. Its one job has ``kind="run"``; its progress events are found by that job
+    (their ``submission_id`` is 0)."""
+
+    __tablename__ = "runs"
+    __table_args__ = (Index("ix_runs_user_created", "user_id", "created_at"),)
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    user_id: Mapped[int] = mapped_column(ForeignKey("users.id", ondelete="CASCADE"))
+    problem: Mapped[str] = mapped_column(String(64))
+    problem_version: Mapped[str] = mapped_column(String(64))
+    code: Mapped[str] = mapped_column(Text)
+    status: Mapped[str] = mapped_column(String(16), default="queued")  # queued|running|done
+    verdict: Mapped[str | None] = mapped_column(String(32))
+    passed: Mapped[int | None] = mapped_column(Integer)
+    total: Mapped[int | None] = mapped_column(Integer)
+    report: Mapped[dict[str, Any] | None]  # public tests only (web.data.runs.public_only)
+    created_at: Mapped[datetime]
+    judged_at: Mapped[datetime | None]
+
+    user: Mapped[User] = relationship()
 
 
 class JobEvent(Base):

@@ -29,6 +29,10 @@ class Settings(BaseSettings):
     max_code_bytes: int = Field(default=64 * 1024, ge=1)
     submissions_per_minute: int = Field(default=6, ge=1)
     submissions_in_flight: int = Field(default=1, ge=1)
+    # "Run examples" (public cases only, no record): its own limits, per user
+    runs_per_minute: int = Field(default=10, ge=1)
+    runs_in_flight: int = Field(default=1, ge=1)
+    runs_kept: int = Field(default=20, ge=1)
     lease_seconds: float = Field(default=60.0, gt=0)
     claim_wait_seconds: float = Field(default=20.0, ge=0)
     # the longest a cached page part (leaderboard, acceptance, a judged submission) is kept

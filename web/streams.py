@@ -81,22 +81,30 @@ class Snapshot:
     ratio: float | None
 
 
-def snapshot(maker: sessionmaker[Session], sid: int, after_id: int) -> Snapshot | None:
+def snapshot(maker: sessionmaker[Session], sid: int, after_id: int, *,
+             get: Callable[[Session, int], Any] = submissions.get_submission,
+             job_of: Callable[[Session, int], Any] = queue.current_job,
+             events_of: Callable[[Session, int, int], list[Any]] = submissions.events_after,
+             ) -> Snapshot | None:
+    """A submission's state for its stream (or, with a run's ``get``, ``job_of`` and
+    ``events_of`` from web.data.runs, a "Run examples" run's)."""
     with maker() as db:
-        sub = submissions.get_submission(db, sid)
+        sub = get(db, sid)
         if sub is None:
             return None
         position = None
         if sub.status == "queued":
-            job = queue.current_job(db, sid)
+            job = job_of(db, sid)
             position = queue.queue_position(db, job) if job else None
-        events = [(e.id, e.payload) for e in submissions.events_after(db, sid, after_id)]
-        return Snapshot(sub.status, position, events, sub.report, sub.verdict, sub.ratio)
+        events = [(e.id, e.payload) for e in events_of(db, sid, after_id)]
+        return Snapshot(sub.status, position, events, sub.report, sub.verdict,
+                        getattr(sub, "ratio", None))
 
 
 @dataclass
 class Stream:
-    """Follows one submission for one reader until its result is stored."""
+    """Follows one submission for one reader until its result is stored (or, with
+    ``look=web.run_view.run_snapshot`` and ``topic="run"``, one "Run examples" run)."""
 
     maker: sessionmaker[Session]
     hub: Hub
@@ -107,11 +115,13 @@ class Stream:
     sent_throughput: int = 0
     started: bool = False
     last_queued: tuple[str, int | None] | None = None
+    look: Callable[[sessionmaker[Session], int, int], Snapshot | None] = snapshot
+    topic: str = "submission"  # what the hub is woken with: (topic, id)
 
     async def run(self, request: Request) -> AsyncIterator[str]:
         beat = time.monotonic()
         while True:
-            snap = await looked_up(snapshot, self.maker, self.sid, self.last_id)
+            snap = await looked_up(self.look, self.maker, self.sid, self.last_id)
             if snap is None:
                 return
             if snap.status == "queued" and self.last_queued != ("queued", snap.position):
@@ -132,7 +142,7 @@ class Stream:
             if time.monotonic() - beat > HEARTBEAT_S:
                 beat = time.monotonic()
                 yield ": keep-alive\n\n"
-            await self.hub.wait(("submission", self.sid), POLL_S)
+            await self.hub.wait((self.topic, self.sid), POLL_S)
 
     def _track(self, payload: dict[str, Any]) -> None:
         kind = kind_of(payload)

@@ -9,7 +9,7 @@ from datetime import datetime
 from sqlalchemy.orm import Session
 
 from judge.i18n import T
-from web.catalog import Catalog
+from web.catalog import Catalog, ProblemView
 from web.data import submissions, workers
 from web.errors import BadRequest, NotFound, RateLimited, TooLarge, Unavailable
 from web.hub import Hub
@@ -34,10 +34,10 @@ def check_code(code: str, max_bytes: int) -> None:
         raise BadRequest(T("代码是空的", "the code is empty"))
 
 
-def submit(db: Session, settings: Settings, catalog: Catalog, hub: Hub, user: User,
-           problem_ident: str, code: str, now: datetime, *, share: bool = False) -> Submission:
-    """Queue ``code``; ``share``: its author lets others who solved the problem read it
-    once it is accepted (web.solutions)."""
+def judgeable(db: Session, settings: Settings, catalog: Catalog, problem_ident: str,
+              code: str, now: datetime) -> ProblemView:
+    """The problem to judge this code on (a submission, or a "Run examples" run), once the
+    code and the problem are checked and a worker that can judge it is there."""
     problem = catalog.get(problem_ident)
     if problem is None:
         raise NotFound(T(f"没有这道题：{problem_ident!r}",
@@ -47,6 +47,14 @@ def submit(db: Session, settings: Settings, catalog: Catalog, hub: Hub, user: Us
         raise Unavailable(T("这道题要在 GPU 上评测，现在没有可用的 GPU 评测机，请稍后再试",
                                  "this problem is judged on a GPU and no GPU worker is "
                                  "available now; please try again later"))
+    return problem
+
+
+def submit(db: Session, settings: Settings, catalog: Catalog, hub: Hub, user: User,
+           problem_ident: str, code: str, now: datetime, *, share: bool = False) -> Submission:
+    """Queue ``code``; ``share``: its author lets others who solved the problem read it
+    once it is accepted (web.solutions)."""
+    problem = judgeable(db, settings, catalog, problem_ident, code, now)
     try:
         sub = submissions.add_submission(db, user, problem.slug, problem.version, code, now,
                                      settings.submissions_per_minute,

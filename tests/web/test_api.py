@@ -17,6 +17,8 @@ API_ROUTES = {
     # learners' own record (tests/web/test_profile.py)
     ("get", "/api/users/{name}"), ("get", "/api/problems/{slug}/solution"),
     ("get", "/api/submissions/{a}/diff/{b}"),
+    # "Run examples" (tests/web/test_runs.py)
+    ("post", "/api/runs"), ("get", "/api/runs/{rid}"), ("get", "/api/runs/{rid}/events"),
     # admins (tests/web/test_admin_authz.py walks them as anonymous and as a learner)
     ("get", "/api/admin/problems"), ("post", "/api/admin/problems"),
     ("get", "/api/admin/versions/{vid}"), ("get", "/api/admin/versions/{vid}/events"),

@@ -21,7 +21,7 @@ from sqlalchemy.orm import Session
 from judge.events import Event
 from judge.package import Problem
 from judge.shards import check_files
-from web.data import bank, ranking, workers
+from web.data import bank, ranking, runs, workers
 from web.db import rows_changed
 from web.models import (
     Job,
@@ -37,7 +37,8 @@ MAX_ATTEMPTS = 3  # a job whose lease expired this many times is ended as intern
 
 # Queue priorities (higher first): live submissions 0; validations -5 (an admin is
 # waiting, but learners come first); rejudges -10 (nobody is waiting); ranking follow-ups
-# -20 (web.data.ranking: claimed after every other job).
+# -20 (web.data.ranking: claimed after every other job). "Run examples" jobs
+# (web.data.runs.RUN_PRIORITY, 5) come before live submissions.
 VALIDATE_PRIORITY = -5
 
 
@@ -129,6 +130,9 @@ def requeue_expired(db: Session, now: datetime) -> list[int]:
         if job.kind == "validate":
             _version_back(db, job, now, give_up)
             continue
+        if job.kind == "run":
+            runs.back(db, job, now, give_up)
+            continue
         if job.kind == "rank":  # the submission is done: only its ranking can change
             if give_up:
                 ranking.given_up(db, job)
@@ -218,6 +222,8 @@ def claim(db: Session, worker_id: int, gpu: bool, now: datetime, lease_s: float)
     if job.kind == "validate":
         db.execute(update(ProblemVersion).where(ProblemVersion.id == job.version_id)
                    .values(status="validating"))
+    elif job.kind == "run":
+        runs.claimed(db, job)
     else:
         db.execute(update(Submission).where(Submission.id == job.submission_id,
                                             Submission.status != "done")
@@ -259,6 +265,8 @@ def add_events(db: Session, job_id: int, token: str, now: datetime,
             if not isinstance(event, Phase):  # a check sends none
                 bank.validation_progress(db, job.version_id or 0, event,
                                          merge=job.shards > 1)
+    elif job.kind == "run":
+        runs.add_events(db, job, events, now)
     else:
         # the learner's view: no seed, hidden tests without message or output
         db.add_all(JobEvent(job_id=job_id, submission_id=job.submission_id,
@@ -285,6 +293,8 @@ def finish(db: Session, job_id: int, token: str, now: datetime,
     assert job is not None
     if job.kind == "validate":
         bank.shard_finished(db, job, result, now)
+    elif job.kind == "run":
+        runs.finished(db, job, result, now)
     elif job.kind == "rank":
         ranking.ranked(db, job, result, now)
     else:
@@ -332,6 +342,8 @@ def release(db: Session, job_id: int, token: str, now: datetime) -> Job | None:
     db.execute(delete(JobEvent).where(JobEvent.job_id == job_id))
     if job.kind == "validate":
         _version_back(db, job, now, give_up=False)
+    elif job.kind == "run":
+        runs.back(db, job, now, give_up=False)
     else:
         db.execute(update(Submission).where(Submission.id == job.submission_id,
                                             Submission.status != "done")

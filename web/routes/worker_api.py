@@ -90,6 +90,8 @@ async def claim(body: ClaimRequest, request: Request, hub: HubDep,
                         "problem": version.problem.slug,
                         "problem_version": version.content_hash, "code": "",
                         "shard": job.shard, "shards": job.shards}
+            if job.kind == "run":
+                return _run_claim(job, common)
             sub = job.submission
             assert sub is not None
             return {**common, "submission_id": sub.id, "problem": sub.problem,
@@ -102,7 +104,8 @@ async def claim(body: ClaimRequest, request: Request, hub: HubDep,
             raise NotFound(T("不认识这个评测机编号，请重新注册",
                                      "unknown worker id: register again"))
         if found is not None:
-            hub.notify(_key(found["kind"], found["submission_id"], found.get("version_id")))
+            hub.notify(_key(found["kind"], found["submission_id"], found.get("version_id"),
+                            found.get("run_id")))
             return found
         remaining = deadline - time.monotonic()
         if remaining <= 0 or await request.is_disconnected():
@@ -125,15 +128,27 @@ def _yields(db: Session, job_id: int, now: datetime) -> bool:
     return job is not None and queue.should_yield(db, job, now)
 
 
-def _key(kind: str, submission_id: int | None, version_id: int | None) -> tuple[str, int]:
+def _key(kind: str, submission_id: int | None, version_id: int | None,
+         run_id: int | None = None) -> tuple[str, int]:
     """What a job's readers wait on (web.hub.Hub)."""
     if kind == "validate":
         return ("version", version_id or 0)
+    if kind == "run":
+        return ("run", run_id or 0)
     return ("submission", submission_id or 0)
 
 
 def _job_key(job: Job) -> tuple[str, int]:
-    return _key(job.kind, job.submission_id, job.version_id)
+    return _key(job.kind, job.submission_id, job.version_id, job.run_id)
+
+
+def _run_claim(job: Job, common: dict[str, Any]) -> dict[str, Any]:
+    """A "Run examples" job as a worker gets it: the worker grades the public cases only
+    with no speed check (judge.worker), whatever ``kind`` it knows."""
+    run = job.run
+    assert run is not None
+    return {**common, "submission_id": None, "run_id": run.id, "problem": run.problem,
+            "problem_version": run.problem_version, "code": run.code}
 
 
 @router.post("/jobs/{job_id}/events")

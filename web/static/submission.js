@@ -115,6 +115,7 @@
         $("overall-message").textContent = ev.message;
         $("overall-message").hidden = false;
       }
+      if (root.dataset.events) return;  // a run (problem page): no speed section, no ranking
       // the server's speed section has the interval, times per kind of input and the plot
       // (with the leaderboard timing's status: follow it while it is pending)
       refreshSpeed().then(() => {
@@ -162,7 +163,9 @@
     if (root.dataset.ranking === "pending") followRanking();
     return;
   }
-  const source = follow(`/api/submissions/${root.dataset.id}/events?lang=${root.dataset.lang}`, (ev) => {
+  // data-events: another stream of the same events (the problem page's "Run examples")
+  const events = root.dataset.events || `/api/submissions/${root.dataset.id}/events`;
+  const source = follow(`${events}?lang=${root.dataset.lang}`, (ev) => {
     const handle = handlers[ev.event];
     if (handle) handle(ev);
     return ev.event === "done";
