@@ -1,7 +1,7 @@
 """Web capacity: requests per second and tail latency of the pages learners load most, with
 the server in one process and the clients in another, as in a real deployment.
 
-    python bench/web_load.py [--db sqlite|postgres] [--web-processes N] [--clients 50]
+    python bench/web_load.py [--db sqlite|postgres] [--web-processes N] [--clients 50] [--rate R]
                              [--seconds 10] [--users 50] [ENDPOINT ...]
 
 Starts ``python -m judge serve --workers 0`` (no judging on the machine) on a fresh data
@@ -64,8 +64,13 @@ def pct(values: list[float], q: float) -> float:
 # --- the client process -------------------------------------------------------------------
 
 async def drive(url: str, endpoint: str, clients: int, seconds: float,
-                identities: list[dict]) -> dict:
+                identities: list[dict], rate: float = 0.0) -> dict:
+    """Closed loop (``rate`` 0: each client sends its next request when the last one is
+    answered: the most the server serves), or open loop at ``rate`` requests per second in
+    all (each client on its own schedule; a latency counts from when the request was due,
+    so a server that falls behind shows it, not hides it)."""
     path, auth = ENDPOINTS[endpoint]
+    interval = clients / rate if rate else 0.0
     latencies: list[float] = []
     errors: dict[str, int] = {}
     warm = [0]
@@ -82,7 +87,12 @@ async def drive(url: str, endpoint: str, clients: int, seconds: float,
         target = path.format(sid=who["sid"])
         async with httpx.AsyncClient(base_url=url, headers=headers, cookies=cookies,
                                      timeout=30) as client:
+            due = time.perf_counter() + interval * i / clients
             while (now := time.perf_counter()) < stop_at:
+                if interval:
+                    if due > now:
+                        await asyncio.sleep(due - now)
+                    now, due = due, due + interval
                 try:
                     r = await client.get(target)
                     ok = r.status_code == 200
@@ -230,6 +240,7 @@ def run_client(url: str, endpoint: str, args: argparse.Namespace, ids_file: Path
     cpu = cpu_seconds(server_pid)
     out = subprocess.run([sys.executable, __file__, "--drive", url, "--endpoint", endpoint,
                           "--clients", str(args.clients), "--seconds", str(args.seconds),
+                          "--rate", str(args.rate),
                           "--identities", str(ids_file)],
                          capture_output=True, text=True, check=True)
     result = json.loads(out.stdout)
@@ -244,6 +255,9 @@ def main() -> int:
     ap.add_argument("--web-processes", type=int, default=1)
     ap.add_argument("--clients", type=int, default=50)
     ap.add_argument("--seconds", type=float, default=10.0)
+    ap.add_argument("--rate", type=float, default=0.0,
+                    help="requests per second in all, open loop (default: closed loop, as "
+                         "fast as the server answers)")
     ap.add_argument("--users", type=int, default=50)
     ap.add_argument("--drive", metavar="URL", help=argparse.SUPPRESS)
     ap.add_argument("--endpoint", help=argparse.SUPPRESS)
@@ -252,7 +266,7 @@ def main() -> int:
     if args.drive:
         identities = json.loads(Path(args.identities).read_text())
         print(json.dumps(asyncio.run(drive(args.drive, args.endpoint, args.clients,
-                                           args.seconds, identities))))
+                                           args.seconds, identities, args.rate))))
         return 0
     unknown = set(args.endpoints) - set(ENDPOINTS)
     if unknown:
@@ -262,8 +276,9 @@ def main() -> int:
             server(folder, db_url, args.web_processes) as (url, pid):
         ids_file = folder / "identities.json"
         ids_file.write_text(json.dumps(seed(url, args.users)))
+        load = f"open loop at {args.rate:g} req/s" if args.rate else "closed loop"
         print(f"{args.db}, {args.web_processes} web process(es), {args.clients} clients, "
-              f"{args.seconds:g} s per endpoint (client in its own process)")
+              f"{load}, {args.seconds:g} s per endpoint (client in its own process)")
         for endpoint in args.endpoints:
             r = run_client(url, endpoint, args, ids_file, pid)
             errors = ", ".join(f"{k}: {v}" for k, v in r["errors"].items()) or "none"

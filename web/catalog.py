@@ -81,8 +81,8 @@ class ProblemView:
             self._html[lang] = markdown.render(self.statement(lang))
         return self._html[lang]
 
-    @property
-    def has_solution(self) -> bool:
+    @cached_property
+    def has_solution(self) -> bool:  # a version's files never change: one look at the disk
         return self.problem.has_solution
 
     def solution_html(self, lang: str) -> str | None:

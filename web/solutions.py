@@ -18,6 +18,7 @@ from sqlalchemy.orm import Session
 from web.catalog import ProblemView
 from web.data import profiles
 from web.models import Submission, User
+from web.page_cache import PageCache
 
 SHARED_SHOWN = 5  # the fastest few; more would make a long page of near-copies
 
@@ -43,10 +44,18 @@ class Offer:
                             "code": s.code} for s in self.shared]}
 
 
-def offer(db: Session, user: User | None, problem: ProblemView) -> Offer | None:
+def offer(db: Session, user: User | None, problem: ProblemView,
+          cache: PageCache | None = None) -> Offer | None:
     """The solutions ``user`` may read for ``problem``: None until they have an accepted
-    submission for it."""
-    if user is None or not profiles.has_accepted(db, user.id, problem.slug):
+    submission for it (looked up once per page-cache generation when given a cache)."""
+    if user is None:
+        return None
+    uid = user.id
+
+    def solved() -> bool:
+        return profiles.has_accepted(db, uid, problem.slug)
+
+    if not (cache.get(("solved", uid, problem.slug), solved) if cache else solved()):
         return None
     return Offer(problem, problem.reference,
                  profiles.shared(db, problem.slug, besides=user.id, limit=SHARED_SHOWN))

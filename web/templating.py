@@ -44,6 +44,9 @@ MATH_BUNDLE = HERE / "static" / "dist" / "math.js"  # KaTeX (scripts/build_front
 def make_templates() -> Jinja2Templates:
     templates = Jinja2Templates(directory=str(HERE / "templates"))
     env = templates.env
+    # Templates are part of the installed code: no look at their files' mtimes per page
+    # (restart the server after editing one)
+    env.auto_reload = False
     env.filters["python"] = highlight_python
     env.filters["utc"] = _utc
     env.filters["ratio"] = lambda r: "—" if r is None else f"{r:.2f}×"

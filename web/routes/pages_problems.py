@@ -58,7 +58,7 @@ def problem_page(request: Request, user, db, p: ProblemView, *, code: str | None
         db, user.id, problem=p.slug, limit=5)) if user else []
     return render(request, "problem.html", user, page_lang(request, user), status=status,
                   headers=headers, p=p, recent=recent, error=error,
-                  solution=solutions.offer(db, user, p), share=share,
+                  solution=solutions.offer(db, user, p, cache), share=share,
                   code=p.starter if code is None else code, code_from_server=code is not None)
 
 
