@@ -37,6 +37,7 @@ class PageCache:
         self.entries: dict[Hashable, tuple[int, float, Any]] = {}
         self.lock = threading.Lock()
         self.hits = self.misses = 0
+        self.building: set[Hashable] = set()
 
     def changed(self) -> None:
         with self.lock:
@@ -53,8 +54,18 @@ class PageCache:
             if entry is not None and entry[0] == generation and now - entry[1] < self.ttl:
                 self.hits += 1
                 return entry[2]
+            if entry is not None and key in self.building:
+                # Another reader is rebuilding it: the previous value meanwhile, not fifty
+                # rebuilds at once when it expires under load (a stampede).
+                self.hits += 1
+                return entry[2]
             self.misses += 1
-        value = build()  # outside the lock: two readers may both build; both are right
+            self.building.add(key)
+        try:
+            value = build()  # outside the lock
+        finally:
+            with self.lock:
+                self.building.discard(key)
         if keep is not None and not keep(value):
             return value
         with self.lock:

@@ -101,13 +101,13 @@ def register(page, password: str = "password1") -> str:
     return name
 
 
-def judged_submission(server, name: str) -> int:
+def judged_submission(server, name: str, code: str = SYNTAX_ERROR) -> int:
     """A submission of ``name``'s, judged (a syntax error: judged at once)."""
     token = httpx.post(f"{server.url}/api/token",
                        data={"username": name, "password": "password1"}).json()["access_token"]
     headers = {"Authorization": f"Bearer {token}"}
     r = httpx.post(f"{server.url}/api/submissions", headers=headers,
-                   json={"problem": "padding-collate", "code": SYNTAX_ERROR})
+                   json={"problem": "padding-collate", "code": code})
     assert r.status_code == 202, r.text
     sid = r.json()["id"]
     deadline = time.monotonic() + 120
@@ -141,9 +141,10 @@ def test_every_learner_page_fits_from_phone_to_desk(browser, server, slugs, lang
     page.on("pageerror", lambda e: errors.append(str(e)))
     name = register(page)  # in the browser's language (Accept-Language)
     sid = judged_submission(server, name)
+    other = judged_submission(server, name, SYNTAX_ERROR + "\n# a second try\nx = [1, 2\n")
     pages = {"problems": "/", **{s: f"/problems/{s}" for s in slugs},
              "submission": f"/submissions/{sid}", "history": "/submissions",
-             "profile": f"/users/{name}",
+             "profile": f"/users/{name}", "diff": f"/submissions/{sid}/diff/{other}",
              "leaderboard": "/leaderboard", "login": "/login", "register": "/register",
              "error": "/problems/no-such-problem", "docs": "/docs"}
     problems: list[str] = []

@@ -174,3 +174,27 @@ def test_several_web_processes_on_sqlite_see_each_others_writes(tmp_path):
         log.close()
     assert re.search(rb"Started parent process|Started server process",
                      (tmp_path / "serve.log").read_bytes())
+
+
+def test_while_one_reader_rebuilds_an_old_value_the_others_get_it_instead_of_rebuilding():
+    ticks = Ticks()
+    cache = PageCache(ttl=2.0, clock=ticks)
+    assert cache.get("board", lambda: "v1") == "v1"
+    ticks.now = 5.0  # expired
+    started, release = threading.Event(), threading.Event()
+    builds = []
+
+    def slow() -> str:
+        builds.append(1)
+        started.set()
+        release.wait(5)
+        return "v2"
+
+    first = threading.Thread(target=lambda: builds.append(cache.get("board", slow)))
+    first.start()
+    assert started.wait(5)
+    assert cache.get("board", slow) == "v1"  # no second build: the previous value
+    release.set()
+    first.join(5)
+    assert cache.get("board", slow) == "v2" and builds.count(1) == 1
+    assert cache.get("new", lambda: "n") == "n"  # nothing to fall back on: built at once
