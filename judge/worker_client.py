@@ -95,7 +95,9 @@ class WorkerClient:
         if r.status_code == 404:
             raise Unregistered(r.text)
         r.raise_for_status()
-        return Claimed(**r.json())
+        job = Claimed(**r.json())
+        self.yield_asked.discard(job.job_id)  # a job given back and claimed again
+        return job
 
     def _leased(self, job: Claimed, action: str, **body: Any) -> dict[str, Any] | None:
         r = self._post(f"/worker/jobs/{job.job_id}/{action}",
@@ -106,6 +108,8 @@ class WorkerClient:
         answer = r.json()
         if isinstance(answer, dict) and answer.get("yield"):
             self.yield_asked.add(job.job_id)
+        else:  # the latest answer counts: the other work may have been taken meanwhile
+            self.yield_asked.discard(job.job_id)
         return answer
 
     def renew(self, job: Claimed) -> bool:

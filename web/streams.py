@@ -115,13 +115,14 @@ class Stream:
     sent_throughput: int = 0
     started: bool = False
     last_queued: tuple[str, int | None] | None = None
-    look: Callable[[sessionmaker[Session], int, int], Snapshot | None] = snapshot
+    # None: this module's snapshot, looked up when called (a test may replace it)
+    look: Callable[[sessionmaker[Session], int, int], Snapshot | None] | None = None
     topic: str = "submission"  # what the hub is woken with: (topic, id)
 
     async def run(self, request: Request) -> AsyncIterator[str]:
         beat = time.monotonic()
         while True:
-            snap = await looked_up(self.look, self.maker, self.sid, self.last_id)
+            snap = await looked_up(self.look or snapshot, self.maker, self.sid, self.last_id)
             if snap is None:
                 return
             if snap.status == "queued" and self.last_queued != ("queued", snap.position):

@@ -133,3 +133,24 @@ def test_the_client_remembers_which_jobs_the_server_asked_to_give_way():
     job = _job("rank")
     assert client.events(job, []) and 3 not in client.yield_asked
     assert client.renew(job) and 3 in client.yield_asked
+    assert client.events(job, []) and 3 not in client.yield_asked  # the latest answer counts
+
+
+def test_a_rank_job_given_back_and_claimed_again_is_not_stopped_for_the_old_answer():
+    import httpx
+
+    from judge.worker_client import WorkerClient
+
+    def answer(request: httpx.Request) -> httpx.Response:
+        if request.url.path.endswith("/claim"):
+            return httpx.Response(200, json={
+                "job_id": 3, "lease_token": "t2", "lease_seconds": 30.0, "submission_id": 7,
+                "problem": "p", "problem_version": "f" * 64, "code": "", "kind": "rank"})
+        return httpx.Response(200, json={"lease_seconds": 30, "yield": True})
+
+    client = WorkerClient("http://judge", "tok",
+                          http=httpx.Client(base_url="http://judge",
+                                            transport=httpx.MockTransport(answer)))
+    assert client.renew(_job("rank")) and 3 in client.yield_asked
+    assert client.claim(1, False, 0).job_id == 3
+    assert 3 not in client.yield_asked

@@ -102,8 +102,11 @@ def test_an_admin_adds_a_problem_and_a_learner_solves_it(page, browser, server, 
                   "submissions/wrong_answer/plus_one.py", "submissions/runtime_error/raises.py"):
         assert label in files
     assert page.locator("#files tr.file.ok").count() == 5
+    questions: list[str] = []  # publishing asks first (admin.js, data-confirm)
+    page.once("dialog", lambda d: (questions.append(d.message), d.accept()))
     page.click("#publish-button")
     page.wait_for_selector("#published-version")
+    assert questions and "Publish" in questions[0] or "发布" in questions[0], questions
     shot(page, "admin-03-published")
 
     learner = browser.new_context(viewport={"width": 1360, "height": 900}, locale="zh-CN",
