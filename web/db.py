@@ -3,6 +3,8 @@ session factory, and Alembic migrations run to head when the app is created."""
 
 from __future__ import annotations
 
+import logging
+import time
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, cast
@@ -10,9 +12,12 @@ from typing import Any, cast
 from alembic import command
 from alembic.config import Config
 from sqlalchemy import CursorResult, Engine, Executable, create_engine, event
+from sqlalchemy.exc import OperationalError
 from sqlalchemy.orm import Session, sessionmaker
 
 MIGRATIONS = Path(__file__).resolve().parent / "alembic"
+START_WAIT_S = 60.0  # how long a starting web process waits for its database
+log = logging.getLogger("web.db")
 
 
 def utcnow() -> datetime:
@@ -54,6 +59,23 @@ def alembic_config(engine: Engine) -> Config:
     cfg.set_main_option("sqlalchemy.url", url)
     cfg.attributes["engine"] = engine
     return cfg
+
+
+def migrate_when_ready(engine: Engine, wait_s: float = START_WAIT_S) -> None:
+    """:func:`migrate`, waiting out a database that does not answer yet (it starts, or
+    restarts, with this process: compose, a fault) for up to ``wait_s`` seconds."""
+    deadline, delay = time.monotonic() + wait_s, 0.2
+    while True:
+        try:
+            migrate(engine)
+            return
+        except OperationalError as e:
+            if time.monotonic() > deadline:
+                raise
+            log.warning("the database does not answer yet (%s); trying again in %.1f s",
+                        str(e).splitlines()[0], delay)
+            time.sleep(delay)
+            delay = min(delay * 2, 2.0)
 
 
 def migrate(engine: Engine) -> None:

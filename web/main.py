@@ -63,7 +63,7 @@ def create_app(settings: Settings | None = None, *, catalog: Catalog | None = No
                clock: Callable[[], datetime] = db.utcnow) -> FastAPI:
     settings = (settings or Settings()).prepare()
     engine = db.make_engine(settings.db_url)
-    db.migrate(engine)
+    db.migrate_when_ready(engine)
     sessions = db.make_sessionmaker(engine)
     store = Store(settings.bank_dir)
 

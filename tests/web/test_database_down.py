@@ -35,3 +35,28 @@ def test_a_worker_is_told_to_retry_and_its_client_raises_a_retryable_error(clien
     assert r.status_code == 503
     with pytest.raises(httpx.HTTPStatusError):  # judge.worker retries these
         worker.claim(wid, False, 0)
+
+
+def test_a_starting_web_process_waits_for_its_database(monkeypatch):
+    """The database restarts while a web process starts (compose, a fault): it tries again
+    instead of exiting; a database that never answers still fails, after the wait."""
+    from sqlalchemy.exc import OperationalError
+
+    from web import db
+
+    calls = []
+
+    def migrate(engine):
+        calls.append(1)
+        if len(calls) < 3:
+            raise OperationalError("select 1", {}, Exception("terminating connection"))
+
+    monkeypatch.setattr(db, "migrate", migrate)
+    monkeypatch.setattr(db.time, "sleep", lambda s: None)
+    db.migrate_when_ready(None, wait_s=5)
+    assert len(calls) == 3
+    calls.clear()
+    monkeypatch.setattr(db, "migrate", lambda engine: (_ for _ in ()).throw(
+        OperationalError("select 1", {}, Exception("no such host"))))
+    with pytest.raises(OperationalError):
+        db.migrate_when_ready(None, wait_s=0)
