@@ -20,7 +20,6 @@ from __future__ import annotations
 import argparse
 import contextlib
 import os
-import socket
 import subprocess
 import sys
 import tempfile
@@ -30,31 +29,15 @@ from pathlib import Path
 
 import httpx
 
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from web_load import free_port, wait_healthy
+
 ROOT = Path(__file__).resolve().parent.parent
 TOKEN = "gpu-check-worker"
 DEFAULT = ["grad-accumulation:reference.py:accepted",
            "grad-accumulation:submissions/too_slow/item_per_microbatch_cuda.py:too_slow",
            "cuda-prefetcher:reference.py:accepted"]
 VERDICT_TIMEOUT_S = 600
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-def wait_healthy(url: str, proc: subprocess.Popen, log: Path) -> None:
-    deadline = time.monotonic() + 120
-    while True:
-        if proc.poll() is not None:
-            sys.exit(f"the server exited:\n{log.read_text()[-3000:]}")
-        with contextlib.suppress(httpx.HTTPError):
-            if httpx.get(f"{url}/healthz", timeout=2).status_code == 200:
-                return
-        if time.monotonic() > deadline:
-            sys.exit("the server did not answer in 120 s")
-        time.sleep(0.2)
 
 
 @contextlib.contextmanager

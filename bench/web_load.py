@@ -138,6 +138,20 @@ def database(kind: str) -> Iterator[str | None]:
         yield cluster.url("postgres")
 
 
+def wait_healthy(url: str, proc: subprocess.Popen, log: Path) -> None:
+    """Until the server's /healthz answers 200; exits with its log if it dies or is mute."""
+    deadline = time.monotonic() + 120
+    while True:
+        if proc.poll() is not None:
+            sys.exit(f"the server exited:\n{log.read_text()[-3000:]}")
+        with contextlib.suppress(httpx.HTTPError):
+            if httpx.get(f"{url}/healthz", timeout=2).status_code == 200:
+                return
+        if time.monotonic() > deadline:
+            sys.exit("the server did not answer in 120 s")
+        time.sleep(0.2)
+
+
 @contextlib.contextmanager
 def server(folder: Path, db_url: str | None, processes: int,
            workers: int = 0) -> Iterator[tuple[str, int]]:
@@ -156,16 +170,7 @@ def server(folder: Path, db_url: str | None, processes: int,
                             cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT)
     url = f"http://127.0.0.1:{port}"
     try:
-        deadline = time.monotonic() + 120
-        while True:
-            if proc.poll() is not None:
-                sys.exit(f"the server exited:\n{(folder / 'server.log').read_text()[-3000:]}")
-            with contextlib.suppress(httpx.HTTPError):
-                if httpx.get(f"{url}/healthz", timeout=2).status_code == 200:
-                    break
-            if time.monotonic() > deadline:
-                sys.exit("the server did not answer in 120 s")
-            time.sleep(0.2)
+        wait_healthy(url, proc, folder / "server.log")
         yield url, proc.pid
     finally:
         proc.terminate()
