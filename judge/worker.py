@@ -133,6 +133,7 @@ class Worker:
                 time.sleep(delay)
                 continue
             except BaseException:  # SIGTERM/Ctrl-C (KeyboardInterrupt): give it back
+                log.info("stopping while job %s runs; giving it back", job.job_id)
                 self.release_current()
                 raise
             finally:

@@ -64,9 +64,11 @@ def test_serve_judges_padding_collate_end_to_end(tmp_path):
 
     assert stop(served) == 0, served.log_tail()
     log = served.log.read_text()
-    # a job given back is trouble, except a leaderboard timing making way for live work
+    # a job given back is trouble, except a leaderboard timing making way for live work or
+    # a job the worker was on when the server stopped (it gives it back for the next start)
     lines = log.splitlines()
+    excused = ("giving the rank job back", "stopping while job")
     trouble = [line for i, line in enumerate(lines) if "released job" in line
-               and not (i and "giving the rank job back" in lines[i - 1])]
+               and not (i and any(why in lines[i - 1] for why in excused))]
     assert not trouble and "Traceback" not in log, served.log_tail()
     assert log.count("giving the rank job back") <= 2, "a rank job kept giving way"
