@@ -61,6 +61,7 @@ SLOWEST = 25.0  # a call this many times slower than the reference's median is c
 # windows while the reference is timed, and the submission is too_slow.
 IDLE_CPU_S = 0.0002
 DISTURBED_LIMIT = 5
+HEARTBEAT_S = 0.2  # a ranking measurement's pulse between pairs (see heartbeat)
 
 
 def _hidden_error(e: SubmissionError, code: str) -> T:
@@ -79,14 +80,18 @@ def _hidden_error(e: SubmissionError, code: str) -> T:
 
 
 def measure(workload: Workload, spec: Throughput, sessions, rng: torch.Generator,
-            budget_s: float, mode: str = "verdict") -> Measurement:
+            budget_s: float, mode: str = "verdict",
+            beat: Callable[[], None] | None = None) -> Measurement:
     """Time pairs until the measurement is settled in ``mode`` (judge.measurement:
-    "verdict" stops once the bar is decided, "ranking" once the ratio is precise)."""
+    "verdict" stops once the bar is decided, "ranking" once the ratio is precise).
+    ``beat`` is called after every pair: a rank job's heartbeat, through which its worker
+    stops it when live work arrives (it raises there)."""
     sub, ref = sessions.get("sub"), sessions.get("ref")
     files = JobFiles({"sub": Path(sub.job.dir), "ref": Path(ref.job.dir)},
                      secrets.token_hex(8)) if workload.files else None
     try:
-        return _measure(workload, spec, sessions, rng, budget_s, files, mode)
+        return _measure(workload, spec, sessions, rng, budget_s, files, mode,
+                        beat or (lambda: None))
     except JobFolderFull as e:  # the submission filled (or replaced) its own folder
         return Measurement([], [], [], verdict=Verdict.WRONG_ANSWER, message=e.message)
     finally:
@@ -139,7 +144,8 @@ def _time_pair(workload: Workload, sessions, args: list, kwargs: dict, kind: str
 
 
 def _measure(workload: Workload, spec: Throughput, sessions, rng: torch.Generator,
-             budget_s: float, files: JobFiles | None, mode: str) -> Measurement:
+             budget_s: float, files: JobFiles | None, mode: str,
+             beat: Callable[[], None]) -> Measurement:
     m = Measurement([], [], [])
     deadline = time.monotonic() + budget_s
     call_limit = max(5.0, budget_s)
@@ -172,6 +178,7 @@ def _measure(workload: Workload, spec: Throughput, sessions, rng: torch.Generato
         wrong = _wrong(workload, pair, sessions)
         if wrong is not None:
             return wrong
+        beat()
         i += 1
         if pair.disturbed["ref"]:
             m.disturbed += 1
@@ -314,11 +321,12 @@ def _run_checks(problem: Problem, sessions, report: Report, seed: int, device: s
         emit(Running(f"throughput:{spec.name}"))
         workload = suite.workloads[spec.workload].fn(spec.device)
         rng = torch.Generator().manual_seed(case_seed(seed, f"throughput:{spec.name}"))
-        m = measure(workload, spec, sessions, rng, spec.budget_s, speed)
+        beat = heartbeat(emit) if speed == "ranking" else None
+        m = measure(workload, spec, sessions, rng, spec.budget_s, speed, beat)
         rounds = 1
         if (m.verdict is Verdict.ACCEPTED and m.ratio < spec.min_ratio
                 and m.ratio >= spec.min_ratio * BORDERLINE):
-            again = measure(workload, spec, sessions, rng, spec.budget_s, speed)
+            again = measure(workload, spec, sessions, rng, spec.budget_s, speed, beat)
             rounds = 2
             if again.verdict is not Verdict.ACCEPTED or again.ratio > m.ratio:
                 m = again
@@ -339,6 +347,21 @@ def _run_checks(problem: Problem, sessions, report: Report, seed: int, device: s
             if m.detail is not None:
                 report.detail = m.detail
             return
+
+
+def heartbeat(emit: Callable[[Event], None], every_s: float = HEARTBEAT_S) -> Callable[[], None]:
+    """A ranking measurement's pulse: ``Phase("ranking")`` again at most every ``every_s``
+    between pairs. A rank job's worker does not post these repeats; it uses them to stop
+    the job as soon as the server has asked it to give way to live work."""
+    last = [time.monotonic()]
+
+    def beat() -> None:
+        now = time.monotonic()
+        if now - last[0] >= every_s:
+            last[0] = now
+            emit(Phase("ranking"))
+
+    return beat
 
 
 def _result(spec: Throughput, m: Measurement, rounds: int, refined: bool) -> ThroughputResult:

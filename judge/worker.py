@@ -57,6 +57,8 @@ DEFAULT_STORE = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache")
 # A job claimed this many times without a result (released by a crashing judging, or its
 # lease lost) is not judged again: it ends as internal_error.
 MAX_ATTEMPTS = 5
+# A rank job renews its lease this often: each answer says whether live work waits for it.
+RANK_POLL_S = 0.5
 
 
 Grade = Callable[..., Any]  # judge.grader.grade's signature
@@ -157,7 +159,9 @@ class Worker:
                 f"judging was attempted {job.attempt - 1} times without a result; "
                 f"given up")))
             return
-        keeper = LeaseKeeper(self.client, job)
+        # A rank job asks the server often whether live work waits for it to give way.
+        keeper = LeaseKeeper(self.client, job,
+                             poll_s=RANK_POLL_S if job.kind == "rank" else None)
         keeper.start()
         unreachable: httpx.HTTPError | None = None
         try:
@@ -193,9 +197,14 @@ class Worker:
         if job.kind != "rank":
             return keeper.push
         asked = getattr(self.client, "yield_asked", set())
+        last: list[dict[str, Any] | None] = [None]
 
         def push(event: dict[str, Any]) -> None:
-            keeper.push(event)
+            # The measurement's heartbeat (the same phase again) is not posted: it only
+            # gives this check a chance between timed pairs.
+            if event != last[0] or event.get("event") != "phase":
+                keeper.push(event)
+            last[0] = event
             if job.job_id in asked:
                 raise GaveWay(job.job_id)
 

@@ -139,10 +139,12 @@ class WorkerClient:
 class LeaseKeeper(threading.Thread):
     """Posts a job's progress events in order and renews its lease, off the grading thread."""
 
-    def __init__(self, client: WorkerClient, job: Claimed) -> None:
+    def __init__(self, client: WorkerClient, job: Claimed, poll_s: float | None = None) -> None:
         super().__init__(name=f"lease-{job.job_id}", daemon=True)
         self.client, self.job = client, job
-        self.interval = max(0.2, job.lease_seconds / 3)
+        # renewed at a third of the lease, or every ``poll_s`` (a rank job: each renewal's
+        # answer says whether it should give way)
+        self.interval = max(0.2, min(job.lease_seconds / 3, poll_s or math.inf))
         self.pending: list[dict[str, Any]] = []
         self.lock = threading.Lock()
         self.wake = threading.Event()

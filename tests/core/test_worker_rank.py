@@ -154,3 +154,37 @@ def test_a_rank_job_given_back_and_claimed_again_is_not_stopped_for_the_old_answ
     assert client.renew(_job("rank")) and 3 in client.yield_asked
     assert client.claim(1, False, 0).job_id == 3
     assert 3 not in client.yield_asked
+
+
+def test_a_rank_job_stops_within_a_second_on_its_renewals_answer_not_only_an_events_post():
+    """A ranking measurement posts nothing for many seconds (its heartbeat repeats one
+    phase, which the worker does not post): the lease keeper renews every RANK_POLL_S and
+    the answer's ``yield`` stops the job at its next heartbeat."""
+    from judge.worker import RANK_POLL_S
+
+    class AskingOnRenew(FakeClient):
+        def __init__(self) -> None:
+            super().__init__()
+            self.yield_asked: set[int] = set()
+            self.released: list[float] = []
+
+        def renew(self, job) -> bool:
+            self.yield_asked.add(job.job_id)  # live work arrived
+            return True
+
+        def release(self, job) -> bool:
+            self.released.append(time.monotonic())
+            return True
+
+    def grade(problem, code, launcher, options, on_progress):
+        for _ in range(1000):  # 20 s of pairs of 20 ms, a heartbeat after each
+            on_progress(Phase("ranking"))
+            time.sleep(0.02)
+        return Report(Verdict.ACCEPTED, "p", 1, "none")
+
+    client = AskingOnRenew()
+    started = time.monotonic()
+    Worker(client, None, Bank(FakeProblem()), name="t", grade=grade).judge(_job("rank"))  # type: ignore[arg-type]
+    assert client.results == [] and len(client.released) == 1
+    assert client.released[0] - started < RANK_POLL_S + 2.0
+    assert client.posted_events == [{"event": "phase", "phase": "ranking"}]  # posted once
