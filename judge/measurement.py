@@ -39,7 +39,7 @@ REL_WIDTH = 0.06  # ranking: stop once the median's confidence interval is this 
 # other side of the bar (at most, at the bar itself; it falls off exponentially with the
 # distance), per measurement and side: VERDICT_ALPHA / 2.
 VERDICT_ALPHA = 0.001
-LOOK_GROWTH = 1.2  # verdict mode looks at min_pairs pairs, then each time 1.2x as many
+LOOK_GROWTH = 1.5  # verdict mode looks at its first look (see looks), then 1.5x as many each time
 SPEED_MODES = ("verdict", "ranking")
 # A call's staging (CPU time of the runner's cgroup, else wall time) may take this much
 # longer than the reference's staging of the same inputs, uncharged.
@@ -181,12 +181,20 @@ class Measurement:
     def decision(self, workload: Workload, min_ratio: float) -> Verdict | None:
         """The sequential verdict at this many pairs: ACCEPTED when the sign-test bounds
         put the ratio wholly above the bar, TOO_SLOW wholly below, None when undecided (or
-        this is not one of the looks, or there are not :meth:`enough` pairs yet)."""
-        points = looks(workload.min_pairs, workload.max_pairs)
+        this is not one of the looks, or there are not :meth:`enough` pairs yet). The looks
+        count the pairs of the kind of input that has fewest (:func:`looks`, per kind), and
+        each is tested once: when the last pair brought that count to it."""
         groups = self.groups()
-        if len(self.ratios) not in points or not groups or not self.enough(workload):
+        if not groups or not self.enough(workload):
             return None
-        alpha = VERDICT_ALPHA / (2 * len(points) * len(groups))
+        kinds = 2 if workload.stratum is not None else 1
+        points = looks(math.ceil(workload.min_pairs / kinds),
+                       math.ceil(workload.max_pairs / kinds), kinds)
+        smallest = min(len(g) for g in groups)
+        if smallest not in points or (len(groups) > 1 and self.strata.count(self.strata[-1])
+                                      != smallest):
+            return None
+        alpha = VERDICT_ALPHA / (2 * len(points) * max(kinds, len(groups)))
         ends = [sign_bounds(g, alpha) for g in groups]
         if _geometric_mean([lo for lo, _ in ends]) > min_ratio:
             return Verdict.ACCEPTED
@@ -225,14 +233,24 @@ def _geometric_mean(values: list[float]) -> float:
 
 
 @functools.lru_cache(maxsize=64)
-def looks(min_pairs: int, max_pairs: int) -> frozenset[int]:
-    """The pair counts at which verdict mode tests the bar: ``min_pairs``, then each
-    ``LOOK_GROWTH`` times as many (rounded up), up to ``max_pairs``. Fewer looks than pairs
-    keep each look's share of ``VERDICT_ALPHA`` large, so that a clear ratio stops early."""
-    points = [max(1, min_pairs)]
-    while points[-1] < max_pairs:
-        points.append(min(max_pairs, max(points[-1] + 1, math.ceil(points[-1] * LOOK_GROWTH))))
-    return frozenset(points)
+def looks(min_pairs: int, max_pairs: int, groups: int = 1) -> frozenset[int]:
+    """The pair counts (of each of ``groups`` kinds of input) at which verdict mode tests
+    the bar. The first is the fewest pairs at which the sign test can decide at all (all
+    of them on one side of the bar: ``2**-n`` within a bound's share of ``VERDICT_ALPHA``),
+    and at least ``min_pairs``; then each ``LOOK_GROWTH`` times as many (rounded up), up
+    to ``max_pairs``. A look before that first one could never stop, yet would take its
+    share of alpha from the others; fewer looks keep each look's share large, so that a
+    clear ratio stops early."""
+    for count in range(1, 64):  # the number of looks, found by fixed point
+        share = VERDICT_ALPHA / (2 * count * groups)
+        first = max(min_pairs, math.ceil(math.log2(1 / share)), 1)
+        points = [min(first, max_pairs)]
+        while points[-1] < max_pairs:
+            points.append(min(max_pairs, max(points[-1] + 1,
+                                              math.ceil(points[-1] * LOOK_GROWTH))))
+        if len(points) <= count:
+            return frozenset(points)
+    raise ValueError(f"no looks for {min_pairs}..{max_pairs} pairs")  # pragma: no cover
 
 
 @functools.lru_cache(maxsize=4096)

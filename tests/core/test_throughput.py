@@ -7,8 +7,8 @@ import statistics
 
 import pytest
 
-from judge.grader import Options, grade
 from judge.events import Phase, ThroughputMeasured
+from judge.grader import Options, grade
 from judge.measurement import (
     VERDICT_ALPHA,
     Measurement,
@@ -114,7 +114,9 @@ def test_ranking_mode_is_refined_and_says_which_phase_it_is_in(problem, launcher
     (tp,) = report.throughput
     assert report.verdict is Verdict.ACCEPTED and tp.refined
     phases = [e.phase for e in events if isinstance(e, Phase)]
-    assert phases == ["waiting_for_quiet_machine", "ranking"]
+    # then the measurement's heartbeat: "ranking" again between pairs (at most 5 a second)
+    assert phases[:2] == ["waiting_for_quiet_machine", "ranking"]
+    assert set(phases[2:]) <= {"ranking"}
     measured = events.index(next(e for e in events if isinstance(e, ThroughputMeasured)))
     assert events.index(Phase("ranking")) < measured
     verdict_events = []
@@ -123,6 +125,49 @@ def test_ranking_mode_is_refined_and_says_which_phase_it_is_in(problem, launcher
         "waiting_for_quiet_machine", "measuring"]
     with pytest.raises(ValueError):
         Options(speed="fast")
+
+
+class _Stop(BaseException):
+    """What a rank job's worker raises from a heartbeat when live work waits."""
+
+
+def test_a_ranking_measurement_can_be_stopped_between_pairs(problem, launcher, monkeypatch):
+    """The heartbeat reaches the caller between timed pairs, and what it raises leaves the
+    grader (no verdict is made of it) with every runner closed: that is how a rank job
+    gives way to a live submission within a pair's time instead of at the check's end."""
+    import judge.throughput as throughput
+    from judge.session import RunnerSession
+
+    monkeypatch.setattr(throughput, "HEARTBEAT_S", 0.0)
+    monkeypatch.setattr(throughput.heartbeat, "__defaults__", (0.0,))
+    closed: list[bool] = []
+    real_close = RunnerSession.close
+    monkeypatch.setattr(RunnerSession, "close", lambda self: (closed.append(True),
+                                                              real_close(self))[1])
+    beats: list[int] = []
+
+    def on_progress(event):
+        if event == Phase("ranking"):
+            beats.append(1)
+            if len(beats) == 3:  # the phase itself, then two pairs' heartbeats
+                raise _Stop
+
+    with pytest.raises(_Stop):
+        grade(problem, FAST, launcher, Options(seed=1, speed="ranking"), on_progress=on_progress)
+    assert len(beats) == 3 and closed and len(closed) >= 2
+
+
+def test_the_heartbeat_beats_at_most_once_per_period(monkeypatch):
+    import judge.throughput as throughput
+
+    clock = [100.0]
+    monkeypatch.setattr(throughput.time, "monotonic", lambda: clock[0])
+    emitted: list = []
+    beat = throughput.heartbeat(emitted.append, every_s=0.2)
+    for _ in range(10):  # ten pairs of 50 ms: two periods of 0.2 s
+        clock[0] += 0.05
+        beat()
+    assert emitted == [Phase("ranking")] * 2
 
 
 @pytest.mark.parametrize("code", [SLOW, CLOCK_TAMPERING], ids=["slow", "patches-clocks"])
@@ -248,6 +293,42 @@ def test_a_ratio_at_the_bar_is_never_decided_by_the_sequential_rule():
                     min_pairs=9, max_pairs=200)
     assert _first_stop(_noisy(0.25, 200), wide, 0.25) is None
     assert _first_stop(_noisy(0.27, 200, width=0.4), wide, 0.25) is None
+
+
+@pytest.mark.parametrize("kinds", [False, True], ids=["one-kind", "two-kinds"])
+def test_the_sequential_rule_is_wrong_at_most_at_its_designed_rate(request, monkeypatch, kinds):
+    """At the worst case (pair ratios whose median is the bar itself, so either verdict is
+    wrong) each side's verdict comes at most VERDICT_ALPHA / 2 of the time, over every
+    look of a measurement. Simulated with a large alpha, so that a rule spending it wrongly
+    (a look tested twice, more looks than counted, a kind's bound not counted) shows."""
+    import math
+    import random
+
+    import judge.measurement as measurement
+
+    monkeypatch.setattr(measurement, "VERDICT_ALPHA", 0.2)
+    measurement.looks.cache_clear()
+    request.addfinalizer(measurement.looks.cache_clear)  # however the test ends
+    rng = random.Random(7)
+    workload = Workload(fn="f", make=lambda r: ([], {}), check=lambda got, exp: True,
+                        min_pairs=5, max_pairs=60,
+                        stratum=(lambda args, kwargs: "x") if kinds else None)
+    bar = 0.5 * math.sqrt(1.3) if kinds else 0.5  # the geometric mean of the kinds' medians
+    decided = {Verdict.ACCEPTED: 0, Verdict.TOO_SLOW: 0}
+    trials = 1000
+    for _ in range(trials):
+        m = Measurement([], [], [])
+        for _ in range(workload.max_pairs):
+            kind = rng.choice("lr")
+            m.ratios.append(0.5 * math.exp(rng.gauss(0, 0.3)) * (1.3 if kinds and kind == "r"
+                                                                  else 1))
+            if kinds:
+                m.strata.append(kind)
+            verdict = m.decision(workload, bar)
+            if verdict is not None:
+                decided[verdict] += 1
+                break
+    assert all(count / trials <= 0.1 for count in decided.values()), decided
 
 
 def test_sign_bounds_are_order_statistics_with_the_exact_binomial_tail():
@@ -496,7 +577,7 @@ def test_a_borderline_ratio_is_measured_again_in_either_mode(problem, launcher, 
     script = [r for r in (first, second) if r is not None]
     modes = []
 
-    def measure(workload, spec, sessions, rng, budget_s, mode="verdict"):
+    def measure(workload, spec, sessions, rng, budget_s, mode="verdict", beat=None):
         modes.append(mode)
         return _pairs([script.pop(0)] * 20)
 
