@@ -15,6 +15,7 @@ import secrets
 import shutil
 import time
 from collections.abc import Callable, Iterator
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal, overload
@@ -147,6 +148,21 @@ class Sessions:
             session = self.current[role] = self.new(role)
         return session
 
+    def start_shared(self) -> None:
+        """Start the shared ``sub`` and ``ref`` runners at once: both are forked from the
+        template in parallel instead of one after the other (each start waits for its
+        runner's confinement handshake). A failed start raises; a runner that did start
+        is closed with the others."""
+        roles = ["sub"] if self.replay is not None else ["sub", "ref"]
+        if len(roles) == 1 or self.current:
+            for role in roles:
+                self.get(role)
+            return
+        with ThreadPoolExecutor(len(roles), thread_name_prefix="start") as pool:
+            started = {role: pool.submit(self.new, role) for role in roles}
+        for role, future in started.items():
+            self.current[role] = future.result()
+
     def close(self) -> None:
         for session in self.all:
             session.say_bye()  # all of them first: they exit at the same time
@@ -155,8 +171,13 @@ class Sessions:
 
 
 def grade(problem: Problem, code: str, launcher: Launcher, options: Options = Options(),
-          on_progress: Progress | None = None) -> Report:
-    """Judge ``code`` against ``problem``. Never raises for anything the code does."""
+          on_progress: Progress | None = None,
+          on_verdict: Callable[[Report], None] | None = None) -> Report:
+    """Judge ``code`` against ``problem``. Never raises for anything the code does.
+
+    ``on_verdict(report)`` is called once the report is final, before the runners are
+    stopped and the job folders removed (tens of milliseconds a learner need not wait
+    for: a worker posts the verdict there); ``grade`` returns after that clean-up."""
     started = time.monotonic()
     seed = options.seed if options.seed is not None else secrets.randbits(62)
     # Runners get the GPU (and start cold, without the warm template) only for a problem
@@ -166,17 +187,28 @@ def grade(problem: Problem, code: str, launcher: Launcher, options: Options = Op
                     problem_version=problem.content_hash[:12], torch=torch.__version__,
                     device=device)
     emit = on_progress or (lambda event: None)
+    known: list[bool] = []
+
+    def verdict_known() -> None:
+        if known:
+            return
+        known.append(True)
+        finish(report)
+        report.time_ms = (time.monotonic() - started) * 1000
+        emit(Done.of(report))
+        if on_verdict is not None:
+            on_verdict(report)
+
     try:
         with one_thread():
-            _grade_in_place_or_box(problem, code, launcher, options, report, emit)
-        finish(report)
+            _grade_in_place_or_box(problem, code, launcher, options, report, emit,
+                                   verdict_known)
     except Exception as e:  # making the folder failed (the clean-up itself never raises)
         log.exception("no job folder for %s", problem.slug)
         report.verdict = Verdict.INTERNAL_ERROR
         report.message = T(f"评测系统内部错误：{type(e).__name__}: {e}",
                            f"internal error: {type(e).__name__}: {e}")
-    report.time_ms = (time.monotonic() - started) * 1000
-    emit(Done.of(report))
+    verdict_known()  # a grader box's judging, or a failure before any runner started
     return report
 
 
@@ -195,7 +227,7 @@ def one_thread() -> Iterator[None]:
 
 
 def _grade_in_place_or_box(problem: Problem, code: str, launcher: Launcher, options: Options,
-                           report: Report, emit: Progress) -> None:
+                           report: Report, emit: Progress, known: Callable[[], None]) -> None:
     if runs_confined(problem, launcher.isolation):
         # A package that did not ship with the judge: its tests.py runs in a grader
         # box of its own, never in this process (judge/graderbox.py).
@@ -204,7 +236,7 @@ def _grade_in_place_or_box(problem: Problem, code: str, launcher: Launcher, opti
         grade_in_box(problem, code, launcher, options, report, emit)
     else:
         with job_root(launcher, options.jobs_root) as root:
-            _grade(problem, code, launcher, options, report, root, emit)
+            _grade(problem, code, launcher, options, report, root, emit, known)
 
 
 def finish(report: Report) -> None:
@@ -214,10 +246,22 @@ def finish(report: Report) -> None:
 
 
 def _grade(problem: Problem, code: str, launcher: Launcher, options: Options, report: Report,
-           root: Path, emit: Progress) -> None:
-    """Judge into ``report``; every runner is closed on the way out."""
+           root: Path, emit: Progress, known: Callable[[], None]) -> None:
+    """Judge into ``report``, say the verdict is ``known``, then close every runner (also
+    on the way out of an exception that is not the code's doing: no verdict then)."""
+    opened: list[Sessions] = []
+    try:
+        _judge(problem, code, launcher, options, report, root, emit, opened)
+        known()
+    finally:
+        for sessions in opened:
+            sessions.close()
+
+
+def _judge(problem: Problem, code: str, launcher: Launcher, options: Options, report: Report,
+           root: Path, emit: Progress, opened: list[Sessions]) -> None:
+    """Judge into ``report``; the runners it starts are in ``opened``."""
     device, seed = report.device, report.seed
-    sessions = None
     try:
         cases = problem.tests.select(public_only=options.public_only,
                                      examples_only=options.examples_only,
@@ -225,6 +269,8 @@ def _grade(problem: Problem, code: str, launcher: Launcher, options: Options, re
         emit(Started(len(cases), tuple(PlannedTest(c.name, c.visibility) for c in cases),
                      seed))
         sessions = Sessions(launcher, problem, root, code, device, options.expected)
+        opened.append(sessions)
+        sessions.start_shared()
         sub, ref = sessions.get("sub"), sessions.get("ref")
         try:
             sub.ready()
@@ -256,9 +302,6 @@ def _grade(problem: Problem, code: str, launcher: Launcher, options: Options, re
         report.verdict = Verdict.INTERNAL_ERROR
         report.message = T(f"评测系统内部错误：{type(e).__name__}: {e}",
                            f"internal error: {type(e).__name__}: {e}")
-    finally:
-        if sessions is not None:
-            sessions.close()
 
 
 # What a learner reads when the problem's own reference fails: its traceback (the

@@ -264,3 +264,60 @@ def test_explain_errors_adds_a_hint_to_a_runtime_error(make_problem, launcher):
     assert "RuntimeError: double is not set up — hint: call setup() first" in hinted.en
     assert "提示：先调用 setup()" in hinted.zh
     assert "hint" not in plain.en  # only the case that asked for it
+
+
+def test_the_verdict_is_handed_over_before_the_runners_are_stopped(make_problem, launcher,
+                                                                  monkeypatch):
+    """``on_verdict`` gets the final report (verdict, tests, time) once, before any runner
+    is stopped or job folder removed: a worker posts it there, and the learner does not
+    wait for the clean-up. ``grade`` itself returns after the clean-up."""
+    from judge.grader import Sessions
+
+    order: list[str] = []
+    real_close = Sessions.close
+    monkeypatch.setattr(Sessions, "close", lambda self: (order.append("close"),
+                                                         real_close(self))[1])
+    handed: list = []
+
+    def on_verdict(report):
+        order.append("verdict")
+        handed.append((report.verdict, len(report.tests), report.time_ms))
+
+    events: list[Event] = []
+    problem = make_problem()
+    report = grade(problem, GOOD, launcher, Options(seed=3), on_progress=events.append,
+                   on_verdict=on_verdict)
+    assert order == ["verdict", "close"]
+    assert handed == [(Verdict.ACCEPTED, 3, report.time_ms)] and report.time_ms > 0
+    assert [e.kind for e in events].count("done") == 1 and events[-1].kind == "done"
+    handed.clear()
+    grade(problem, "def double(x)\n", launcher, on_verdict=on_verdict)
+    assert [v for v, _, _ in handed] == [Verdict.COMPILE_ERROR]  # once, whatever the verdict
+
+
+def test_the_submission_and_the_reference_runners_start_at_the_same_time(make_problem,
+                                                                          launcher, monkeypatch):
+    """Both shared runners are started together (each start waits for its sandbox's
+    handshake): two in flight at once, not one after the other."""
+    import threading
+
+    from judge.session import RunnerSession
+
+    in_flight, most = [0], [0]
+    lock = threading.Lock()
+    real_start = RunnerSession.start
+
+    def start(self):
+        with lock:
+            in_flight[0] += 1
+            most[0] = max(most[0], in_flight[0])
+        time.sleep(0.3)  # a slow handshake
+        try:
+            real_start(self)
+        finally:
+            with lock:
+                in_flight[0] -= 1
+
+    monkeypatch.setattr(RunnerSession, "start", start)
+    report, _ = run(make_problem(), GOOD, launcher)
+    assert report.verdict is Verdict.ACCEPTED and most[0] == 2
