@@ -22,7 +22,7 @@ def quiet_http_logs() -> None:
 
 
 def cmd_worker(args: argparse.Namespace) -> int:
-    from judge.worker import main
+    from judge.worker_main import main
 
     token = os.environ.get("JUDGE_WORKER_TOKEN", "")
     token_file = args.token_file or (None if token else os.environ.get("JUDGE_WORKER_TOKEN_FILE"))

@@ -24,13 +24,9 @@ survives whatever a batch of events does, and a job claimed more than
 
 from __future__ import annotations
 
-import json
+import inspect
 import logging
 import os
-import platform
-import signal
-import subprocess
-import sys
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -48,7 +44,7 @@ from judge.worker_client import Claimed, Fatal, LeaseKeeper, Unregistered, Worke
 log = logging.getLogger("judge.worker")
 # Claimed, Fatal, LeaseKeeper and WorkerClient (judge.worker_client) are part of Worker's API.
 __all__ = ["MAX_ATTEMPTS", "Claimed", "Fatal", "LeaseKeeper", "Problems", "Worker",
-           "WorkerClient", "main"]
+           "WorkerClient"]
 
 RETRY_MAX_S = 10.0
 # where a worker on another machine keeps the problem versions it downloads
@@ -164,10 +160,11 @@ class Worker:
                              poll_s=RANK_POLL_S if job.kind == "rank" else None)
         keeper.start()
         unreachable: httpx.HTTPError | None = None
+        post = EarlyResult(self, job, keeper)
         try:
             work = self.validate if job.kind == "validate" else self.grade
             try:
-                report = work(job, self._progress(job, keeper))
+                report = work(job, self._progress(job, keeper), post)
             except GaveWay:
                 log.info("job %s: other work is waiting; giving the rank job back", job.job_id)
                 keeper.close()
@@ -186,7 +183,7 @@ class Worker:
                         job.job_id, unreachable)
             self._release(job)
             return
-        if keeper.lost:
+        if keeper.lost or post.sent:
             return
         self.send_result(job, report)
 
@@ -216,7 +213,11 @@ class Worker:
             return _refused(message.en)
         return _internal_error(job, message).to_json("zh")
 
-    def grade(self, job: Claimed, on_progress: Callable[[dict[str, Any]], None]) -> dict:
+    def grade(self, job: Claimed, on_progress: Callable[[dict[str, Any]], None],
+              post: Callable[[dict[str, Any]], None] | None = None) -> dict:
+        """The job's report, as posted. ``post`` gets it as soon as the verdict is known,
+        while the runners are still being stopped (when the grade function takes
+        ``on_verdict``, as judge.grader.grade does)."""
         from judge.grader import grade
         from judge.report import Report
 
@@ -225,20 +226,23 @@ class Worker:
             return _internal_error(job, T(f"评测机上没有这道题（{job.problem}）",
                                           f"this worker does not have the problem "
                                           f"{job.problem}")).to_json("zh")
+        grader = self._grade or grade
+        early: dict[str, Any] = {}
+        if post is not None and "on_verdict" in inspect.signature(grader).parameters:
+            early["on_verdict"] = lambda done: post(_posted(done, problem))
         try:
-            report: Report = (self._grade or grade)(
+            report: Report = grader(
                 problem, job.code, self.launcher, grade_options(job, self.gpu is not None),
-                on_progress=lambda event: on_progress(event.to_json()))
+                on_progress=lambda event: on_progress(event.to_json()), **early)
         except Exception as e:  # grade() should never raise; if it does, say so
             log.exception("grading submission %s crashed", job.submission_id)
             return _internal_error(job, T(f"评测机出错：{type(e).__name__}: {e}",
                                           f"the worker failed: {type(e).__name__}: {e}")
                                    ).to_json("zh")
-        data = report.to_json("zh")
-        data["problem_version"] = problem.content_hash  # in full: the server records it
-        return data
+        return _posted(report, problem)
 
-    def validate(self, job: Claimed, on_progress: Callable[[dict[str, Any]], None]) -> dict:
+    def validate(self, job: Claimed, on_progress: Callable[[dict[str, Any]], None],
+                 post: Callable[[dict[str, Any]], None] | None = None) -> dict:
         """``python -m judge check`` on the job's version, in this worker's launcher:
         every file's verdict as progress, then the result the server stores."""
         from judge.check import check_files, check_problem
@@ -313,6 +317,31 @@ class Worker:
             log.warning("could not release job %s (%s); its lease will expire", job.job_id, e)
 
 
+def _posted(report, problem) -> dict[str, Any]:
+    """A report as the server stores it."""
+    data = report.to_json("zh")
+    data["problem_version"] = problem.content_hash  # in full: the server records it
+    return data
+
+
+class EarlyResult:
+    """Posts a job's result the moment its verdict is known (the grader is still stopping
+    its runners and removing their folders): the job's progress first, then the result,
+    once. The worker's loop then posts nothing more for the job."""
+
+    def __init__(self, worker: Worker, job: Claimed, keeper: LeaseKeeper) -> None:
+        self.worker, self.job, self.keeper = worker, job, keeper
+        self.sent = False
+
+    def __call__(self, report: dict[str, Any]) -> None:
+        if self.sent:
+            return
+        self.sent = True
+        self.keeper.close()  # every progress event before the result
+        if not self.keeper.lost:
+            self.worker.send_result(self.job, report)
+
+
 def grade_options(job: Claimed, cuda: bool):
     """How a job is graded: a "Run examples" job (``kind="run"``) on the public cases only
     and with no speed check; a submission on every case, speed checks included. A rank job
@@ -334,88 +363,3 @@ def _internal_error(job: Claimed, message: T):
 
     return Report(Verdict.INTERNAL_ERROR, job.problem, 0, "", job.problem_version[:12],
                   message=message)
-
-
-# ---------------------------------------------------------------- starting a worker
-
-
-def detect_capabilities() -> Callable[[], dict[str, Any]]:
-    """Start judge.capabilities.detect() in a child process (so that this process never
-    initialises CUDA: its runners must be able to); call the result to get it."""
-    try:
-        child = subprocess.Popen([sys.executable, "-m", "judge.capabilities"],
-                                 stdout=subprocess.PIPE, text=True)
-    except OSError as e:
-        log.warning("could not detect capabilities: %s", e)
-        return lambda: {"torch": None, "devices": []}
-
-    def result() -> dict[str, Any]:
-        try:
-            out, _ = child.communicate(timeout=120)
-            return json.loads(out)
-        except (subprocess.SubprocessError, ValueError) as e:
-            child.kill()
-            log.warning("could not detect capabilities: %s", e)
-            return {"torch": None, "devices": []}
-
-    return result
-
-
-def choose_gpu(spec: str, slot: int, capabilities: dict[str, Any]) -> int | None:
-    """--gpu auto: slot i takes GPU i when there is one; none; or an index."""
-    if spec == "none":
-        return None
-    devices = capabilities.get("devices") or []
-    index = slot if spec == "auto" else int(spec)
-    if index >= len(devices):
-        if spec != "auto":
-            raise Fatal(f"--gpu {spec}: this machine has {len(devices)} CUDA device(s)")
-        return None
-    return index
-
-
-def main(server: str, token: str, *, slot: int = 0, gpu: str = "auto",
-         no_sandbox: bool = False, problems_root: Path | None = None,
-         name: str | None = None, store: Path | None = None) -> int:
-    detected = detect_capabilities()
-    import judge.grader  # noqa: F401  (torch, while the child detects: the first job is quick)
-    from judge.isolation import make_launcher
-
-    capabilities = detected()
-    try:
-        index = choose_gpu(gpu, slot, capabilities)
-    except Fatal as e:
-        log.error("%s", e)
-        return 2
-    if index is not None:
-        visible = os.environ.get("CUDA_VISIBLE_DEVICES")
-        choices = visible.split(",") if visible else None
-        # One GPU job per GPU at a time: this worker and its runners see only its GPU.
-        os.environ["CUDA_VISIBLE_DEVICES"] = choices[index] if choices else str(index)
-        capabilities = {**capabilities, "gpu_index": index}
-    try:
-        launcher = make_launcher(no_sandbox, slot)
-    except Exception as e:
-        log.error("cannot start the sandbox (%s: %s). Install it with scripts/setup.sh (as "
-                  "root), or pass --no-sandbox for development only.", type(e).__name__, e)
-        return 2
-    client = WorkerClient(server, token)
-    problems = Problems(problems_root, store=store or DEFAULT_STORE, fetch=client.download)
-    worker = Worker(client, launcher, problems,
-                    name=name or f"{platform.node()}/slot{slot}/pid{os.getpid()}",
-                    gpu=index, capabilities=capabilities)
-
-    def stop(_signum, _frame):
-        raise KeyboardInterrupt
-
-    signal.signal(signal.SIGTERM, stop)
-    try:
-        worker.run()
-    except KeyboardInterrupt:
-        return 0
-    except Fatal as e:
-        log.error("%s", e)
-        return 2
-    finally:
-        launcher.close()
-    return 0

@@ -188,3 +188,27 @@ def test_a_rank_job_stops_within_a_second_on_its_renewals_answer_not_only_an_eve
     assert client.results == [] and len(client.released) == 1
     assert client.released[0] - started < RANK_POLL_S + 2.0
     assert client.posted_events == [{"event": "phase", "phase": "ranking"}]  # posted once
+
+
+def test_the_result_is_posted_as_soon_as_the_verdict_is_known_and_only_once():
+    """A grade function that takes ``on_verdict`` (judge.grader.grade does) has the worker
+    post the result from there, before the runners are stopped; nothing is posted again
+    when it returns."""
+    moments: list[str] = []
+
+    class Recording(FakeClient):
+        def result(self, job, report) -> str:
+            moments.append("posted")
+            return super().result(job, report)
+
+    def grade(problem, code, launcher, options, on_progress, on_verdict=None):
+        report = Report(Verdict.WRONG_ANSWER, "p", 1, "none")
+        on_verdict(report)
+        moments.append("runners stopped")
+        return report
+
+    client = Recording()
+    Worker(client, None, Bank(FakeProblem()), name="t", grade=grade).judge(_job("judge"))  # type: ignore[arg-type]
+    assert moments == ["posted", "runners stopped"]
+    (posted,) = client.results
+    assert posted["verdict"] == "wrong_answer" and posted["problem_version"] == "f" * 64

@@ -10,8 +10,9 @@ import httpx
 import pytest
 
 from judge.events import Running
-from judge.worker import Problems, Worker, choose_gpu
+from judge.worker import Problems, Worker
 from judge.worker_client import Claimed, LeaseKeeper
+from judge.worker_main import choose_gpu
 from tests.web.support import GOOD, HIDDEN_MARK, WRONG, fake_report, submit
 
 pytestmark = pytest.mark.both_databases  # each test on SQLite and on PostgreSQL
