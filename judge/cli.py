@@ -174,8 +174,8 @@ def build_parser() -> argparse.ArgumentParser:
     add_lint_command(sub)
     add_worker_commands(sub)
     if not add_plugin_commands(sub):
-        parser.epilog = ("serve, admin and problems come with the web package: install this "
-                         "project (pip install -e '.[web]', or scripts/setup.sh)")
+        parser.epilog = ("serve, admin, problems and preview come with the web package: "
+                         "install this project (pip install -e '.[web]', or scripts/setup.sh)")
     return parser
 
 

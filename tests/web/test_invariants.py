@@ -69,7 +69,9 @@ SAFE_ALLOWED = {"p.statement_html(lang)|safe", "ex.code|python|safe", "sub.code|
                 # solutions after solving (web.solutions): the explanation is rendered by
                 # web.markdown like a statement; code is highlighted by Pygments
                 "solution.explanation_html(lang)|safe", "solution.reference|python|safe",
-                "s.code|python|safe"}
+                "s.code|python|safe",
+                # the preview (python -m judge preview) shows the solution as a statement
+                "p.solution_html(lang)|safe"}
 
 
 def test_only_sanitised_html_is_marked_safe():

@@ -37,7 +37,8 @@ def test_the_web_commands_come_from_an_entry_point():
     names = {e.value for e in metadata.entry_points(group="torch_judge.commands")}
     assert names == {"web.cli:add_commands"}
     commands = build_parser()._subparsers._group_actions[0].choices  # type: ignore[union-attr]
-    assert {"serve", "admin", "problems", "make-admin", "worker", "pack"} <= set(commands)
+    assert {"serve", "admin", "problems", "preview", "make-admin", "worker",
+            "pack"} <= set(commands)
 
 
 def _without(monkeypatch, *gone: str) -> None:

@@ -1,5 +1,6 @@
 """The web's commands of ``python -m judge``: ``serve`` (the app and its local workers),
-``admin`` (accounts) and ``problems`` (the bank), plus ``make-admin`` (an older spelling of
+``admin`` (accounts), ``problems`` (the bank) and ``preview`` (one package's pages, for its
+author), plus ``make-admin`` (an older spelling of
 ``admin promote``/``demote``). ``judge.cli`` finds :func:`add_commands` through the
 ``torch_judge.commands`` entry point, so the core never imports the web.
 
@@ -34,6 +35,7 @@ def add_commands(sub) -> None:
     add_serve(sub)
     add_admin(sub)
     add_problems(sub)
+    add_preview(sub)
 
 
 def add_serve(sub) -> None:
@@ -113,3 +115,14 @@ def add_problems(sub) -> None:
     p.add_argument("--version", help="a content hash (or its start)")
     p = verb("unpublish", "cmd_unpublish", "hide a problem from learners")
     p.add_argument("slug")
+
+
+def add_preview(sub) -> None:
+    p = sub.add_parser("preview", help="show a package as learners will see it (both "
+                                       "languages, the editor, Run examples) on a local "
+                                       "page that follows its files")
+    p.add_argument("package", help="a package folder (or a bundled problem's slug or number)")
+    p.add_argument("--host", default="127.0.0.1")
+    p.add_argument("--port", type=int, default=8100)
+    add_isolation_args(p)
+    p.set_defaults(fn=_command("web.cli.preview", "cmd_preview"), extra=EXTRA)
