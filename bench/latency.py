@@ -15,9 +15,12 @@ only (throughput checks off), a fresh secret seed each time.
 
 Figures, per problem:
 
-* **verdict** — wall time of ``judge.grader.grade()``: making the job folders, starting the
-  submission's and the reference's runners in the sandbox, importing both, running every
-  case through the protocol, comparing, stopping the runners, removing the folders.
+* **verdict** — wall time from calling ``judge.grader.grade()`` to its ``on_verdict``, the
+  moment a worker posts the verdict: making the job folders, starting the submission's and
+  the reference's runners in the sandbox, importing both, running every case through the
+  protocol, comparing, building the report. **returned** adds what ``grade`` does after
+  that, stopping the runners and removing the folders (a learner does not wait for it; the
+  next judging on the worker does).
 * **bare** — the same cases with the same seeds, run in this process on one thread (as the
   runners are): the test functions call the reference module directly, with the very
   objects the case made (no copy: the reference does not modify its inputs), so it is input
@@ -183,13 +186,14 @@ def measure(problem: Problem, launcher: Any, runs: int) -> dict[str, Any]:
     for seed in (101, 102):  # warm-up: page cache, the template's first forks
         grade(problem, code, launcher, options(seed))
         run_bare(problem, cases, seed)
-    verdict, bare, full, verdicts = [], [], [], set()
+    verdict, returned, bare, full, verdicts = [], [], [], [], set()
     for i in range(runs):
         seed = 1000 + i
         if cases:
             start = time.perf_counter()
-            report = grade(problem, code, launcher, options(seed))
-            verdict.append(time.perf_counter() - start)
+            report = grade(problem, code, launcher, options(seed),
+                           on_verdict=lambda _, t0=start: verdict.append(time.perf_counter() - t0))
+            returned.append(time.perf_counter() - start)
             verdicts.add(str(report.verdict))
         start = time.perf_counter()
         report = grade(problem, code, launcher, Options(seed=seed, throughput=False))
@@ -199,7 +203,7 @@ def measure(problem: Problem, launcher: Any, runs: int) -> dict[str, Any]:
         run_bare(problem, cases, seed)
         bare.append(time.perf_counter() - start)
     return {"cases": len(cases), "skipped": skipped, "verdicts": sorted(verdicts),
-            "verdict": verdict, "bare": bare, "full": full,
+            "verdict": verdict, "returned": returned, "bare": bare, "full": full,
             "all": len(problem.tests.select())}
 
 
@@ -242,7 +246,7 @@ def main(argv: list[str] | None = None) -> int:
     print(f"launcher: bwrap, {'cold' if args.cold else 'warm'}, ready in "
           f"{time.perf_counter() - started:.2f} s; {args.runs} runs per problem")
     print(f"{'problem':22} {'cases':>5}  {'verdict p50':>11} {'p95':>7}  {'bare p50':>8} "
-          f"{'p95':>7}  {'overhead':>8}  {'all cases':>9} {'p50':>7} {'p95':>7}")
+          f"{'p95':>7}  {'overhead':>8}  {'returned':>8}  {'all cases':>9} {'p50':>7} {'p95':>7}")
     try:
         for slug in wanted:
             problem = available.get(slug)
@@ -256,10 +260,12 @@ def main(argv: list[str] | None = None) -> int:
             if m["verdict"]:
                 v50, v95 = statistics.median(m["verdict"]), percentile(m["verdict"], 0.95)
                 b50, b95 = statistics.median(m["bare"]), percentile(m["bare"], 0.95)
+                r50 = statistics.median(m["returned"])
                 print(f"{slug:22} {m['cases']:>5}  {v50:>10.3f}s {v95:>6.3f}s  {b50:>7.3f}s "
-                      f"{b95:>6.3f}s  {v50 - b50:>7.3f}s{tail}")
+                      f"{b95:>6.3f}s  {v50 - b50:>7.3f}s  {r50:>7.3f}s{tail}")
             else:
-                print(f"{slug:22} {0:>5}  {'-':>11} {'-':>7}  {'-':>8} {'-':>7}  {'-':>8}{tail}")
+                print(f"{slug:22} {0:>5}  {'-':>11} {'-':>7}  {'-':>8} {'-':>7}  {'-':>8}  "
+                      f"{'-':>8}{tail}")
             if m["skipped"]:
                 print(f"{'':22} not timed (need a real process): {', '.join(m['skipped'])}")
     finally:

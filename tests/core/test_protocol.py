@@ -29,6 +29,30 @@ def roundtrip(value, strict=True):
     return decode_frame(encode(Kind.RESULT, value, strict=strict).tobytes()).body
 
 
+def test_every_kind_of_plain_tensor_round_trips_as_its_own_copy():
+    """The fast path (plain CPU tensors) and the general one give the same tensors: a view
+    with an offset, one that needs grad, a 0-d one, one negated lazily; each received
+    tensor owns its memory (resizing one does not touch another)."""
+    base = torch.arange(40, dtype=torch.int64)
+    sent = [base[3:9], base[::3], torch.ones(2, 3, requires_grad=True), torch.tensor(7),
+            torch.zeros(3, dtype=torch.float16), torch.tensor([1.0, 2.0]).neg().to(
+                torch.complex64).conj().imag, torch.tensor([True, False])]
+    got = roundtrip(sent)
+    for g, s in zip(got, sent, strict=True):
+        assert g.dtype == s.dtype and torch.equal(g, s.detach().resolve_conj().resolve_neg())
+        assert not g.requires_grad and g.untyped_storage().nbytes() == g.numel() * g.element_size()
+    got[0].resize_(100)
+    assert torch.equal(got[1], base[::3])
+
+
+def test_a_tensor_at_an_offset_its_dtype_does_not_align_to_is_still_read_right():
+    values = torch.tensor([1.5, -2.0], dtype=torch.float64)
+    blob = b"\0" * 3 + values.numpy().tobytes() + b"\0" * 5
+    frame = raw_frame({"kind": "result", "body": {"$t": 0}, "tensors": [
+        {"dtype": "float64", "shape": [2], "offset": 3, "nbytes": 16}]}, blob)
+    assert torch.equal(decode_frame(frame).body, values)
+
+
 def raw_frame(payload: dict | bytes, blob: bytes = b"") -> bytes:
     data = payload if isinstance(payload, bytes) else json.dumps(payload).encode()
     return HEADER.pack(MAGIC, len(data), len(blob)) + data + blob
