@@ -74,6 +74,9 @@ class Options:
     # How the speed checks stop (judge.measurement.SPEED_MODES): "verdict" as soon as the
     # bar is decided (a live judging), "ranking" once the ratio is precise (the leaderboard).
     speed: str = "verdict"
+    # False: no correctness case, the speed checks only (bench/throughput_stability.py
+    # --checks-only, to time known-correct files many times)
+    correctness: bool = True
 
     def __post_init__(self) -> None:
         if self.speed not in SPEED_MODES:
@@ -265,7 +268,8 @@ def _judge(problem: Problem, code: str, launcher: Launcher, options: Options, re
     try:
         cases = problem.tests.select(public_only=options.public_only,
                                      examples_only=options.examples_only,
-                                     names=list(options.cases) or None)
+                                     names=list(options.cases) or None
+                                     ) if options.correctness else []
         emit(Started(len(cases), tuple(PlannedTest(c.name, c.visibility) for c in cases),
                      seed))
         sessions = Sessions(launcher, problem, root, code, device, options.expected)

@@ -587,3 +587,13 @@ def test_a_borderline_ratio_is_measured_again_in_either_mode(problem, launcher, 
     assert (result.verdict, result.rounds, report.verdict) == (verdict, rounds, verdict)
     assert modes == [speed] * rounds and not script
     assert result.refined is (speed == "ranking")
+
+
+def test_speed_checks_alone_run_no_correctness_case(problem, launcher):
+    """Options(correctness=False) (the stability bench's --checks-only): no case is run,
+    the speed checks are, and a slow file is still too slow."""
+    report = grade(problem, FAST, launcher, Options(seed=2, correctness=False))
+    assert report.verdict is Verdict.ACCEPTED and report.tests == []
+    assert [tp.name for tp in report.throughput] == ["big"]
+    slow = grade(problem, SLOW, launcher, Options(seed=2, correctness=False))
+    assert slow.verdict is Verdict.TOO_SLOW and slow.tests == []
