@@ -50,6 +50,7 @@ from judge.session import (
     Stream,
     SubmissionError,
 )
+from sandbox.launch import OTHER_HASH_SEED
 
 CASE_ATTR = "__judge_case__"
 WORKLOAD_ATTR = "__judge_workload__"
@@ -329,11 +330,17 @@ class Ctx:
         return self._session(role).memory_bytes()
 
     @contextmanager
-    def fresh(self, role: str = "sub", *, hash_seed: int | None = None) -> Iterator[Run]:
-        """A new runner process for ``role``, killed when the block ends. ``hash_seed``:
-        its PYTHONHASHSEED (every other runner has 0), for results that must agree across
-        processes, as ``hash(str)`` does not; such a runner starts cold (about a second)."""
-        session = self.sessions(role, True, hash_seed=hash_seed)
+    def fresh(self, role: str = "sub", *, other_hashes: bool = False,
+              hash_seed: int | None = None) -> Iterator[Run]:
+        """A new runner process for ``role``, killed when the block ends. For results
+        that must agree across processes, as ``hash(str)`` does not: ``other_hashes``, a
+        runner whose str hashes differ from every shared runner's (PYTHONHASHSEED 1, the
+        others have 0; forked warm like them), or ``hash_seed``, a PYTHONHASHSEED of your
+        choice (such a runner starts cold: about a second)."""
+        if other_hashes and hash_seed not in (None, OTHER_HASH_SEED):
+            raise ValueError("other_hashes is PYTHONHASHSEED 1: do not give hash_seed too")
+        session = self.sessions(role, True, hash_seed=OTHER_HASH_SEED if other_hashes
+                                else hash_seed)
         session.budget = self.budget if role == "sub" else Budget(self.budget.seconds * 10 + 30)
         self._fresh.append(session)
         try:

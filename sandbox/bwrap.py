@@ -4,7 +4,8 @@
 Two ways to start a runner, both reported as ``"isolation": "bwrap"``:
 
 * **cold** (CUDA jobs, a job with a hash seed of its own (``Job.hash_seed``: forks share
-  the template's), and wherever the warm path is unavailable): one bubblewrap per
+  the template's) other than ``OTHER_HASH_SEED``, for which a second template is started
+  when first asked for, and wherever the warm path is unavailable): one bubblewrap per
   runner — ``setpriv`` to the slot uid (bwrap is never run as root: as root it would map
   the sandbox to uid 0), then ``bwrap`` with every namespace unshared (user, mount, pid,
   network, IPC, UTS, cgroup; no network device at all), ``--disable-userns``, all
@@ -39,7 +40,17 @@ from typing import Any
 
 from sandbox import cgroup, gpu, jobdirs, seccomp
 from sandbox.channel import Channel
-from sandbox.launch import ExitReason, Job, Limits, MiB, RunnerProcess, Usage, _reap, watch
+from sandbox.launch import (
+    OTHER_HASH_SEED,
+    ExitReason,
+    Job,
+    Limits,
+    MiB,
+    RunnerProcess,
+    Usage,
+    _reap,
+    watch,
+)
 from sandbox.layout import Layout, LayoutError
 from sandbox.layout import sweep as layout_sweep
 from sandbox.template import SandboxError, TemplateProcess, WarmRunner, handshake
@@ -131,6 +142,8 @@ class BwrapLauncher:
         self.count = 0
         self.runners: weakref.WeakSet[RunnerProcess] = weakref.WeakSet()
         self.template: TemplateProcess | None = None
+        # the template of OTHER_HASH_SEED: started when a job first asks for it
+        self.other_template: TemplateProcess | None = None
         self.applied["warm"] = warm
         if warm:
             self.template = self._start_template()
@@ -186,10 +199,11 @@ class BwrapLauncher:
                                      + " (user namespaces disabled? inside Docker, allow "
                                        "unshare/clone in its seccomp profile)")
 
-    def _start_template(self) -> TemplateProcess:
+    def _start_template(self, hash_seed: int | None = None) -> TemplateProcess:
         host, child = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
         bpf = _memfd(seccomp.template_filter())
-        argv = [*self._drop(), *self._common(dev=False), "--cap-add", "CAP_SYS_ADMIN",
+        env = None if hash_seed is None else {"PYTHONHASHSEED": str(hash_seed)}
+        argv = [*self._drop(), *self._common(dev=False, env=env), "--cap-add", "CAP_SYS_ADMIN",
                 "--cap-add", "CAP_SETPCAP", "--size", str(MiB), "--tmpfs", "/tmp",
                 "--dir", "/dev/shm", "--remount-ro", "/dev",
                 "--ro-bind", str(self.jobdirs.store), "/jobs", "--dir", "/job",
@@ -206,23 +220,44 @@ class BwrapLauncher:
         """Start a runner for ``job``. Raises SandboxError when the sandbox cannot be set up
         (the judge's fault: the grader reports internal_error)."""
         self.jobdirs.collect()
-        if job.device == "cuda" or self.template is None or job.hash_seed is not None:
+        if (job.device == "cuda" or self.template is None
+                or job.hash_seed not in (None, OTHER_HASH_SEED)):
             runner = self._start_cold(job)
         else:
             try:
                 runner = self._start_warm(job)
             except SandboxError:
-                if self.template is None or self.template.alive:
+                if self._template(job.hash_seed).alive:
                     raise
-                with self.lock:
-                    if not self.template.alive:  # another thread may have replaced it
-                        log.warning("the warm template died (exit %s); starting a new one",
-                                    self.template.proc.returncode)
-                        self.template.close()
-                        self.template = self._start_template()
+                self._replace_template(job.hash_seed)
                 runner = self._start_warm(job)
         self.runners.add(runner)
         return runner
+
+    def _template(self, hash_seed: int | None) -> TemplateProcess:
+        """The warm template for ``hash_seed`` (None: the default), started if need be."""
+        if hash_seed is None:
+            assert self.template is not None
+            return self.template
+        with self.lock:
+            if self.other_template is None:
+                log.info("starting the template of PYTHONHASHSEED=%s", hash_seed)
+                self.other_template = self._start_template(hash_seed)
+            return self.other_template
+
+    def _replace_template(self, hash_seed: int | None) -> None:
+        with self.lock:
+            old = self.template if hash_seed is None else self.other_template
+            if old is None or old.alive:  # another thread may have replaced it
+                return
+            log.warning("the warm template died (exit %s); starting a new one",
+                        old.proc.returncode)
+            old.close()
+            new = self._start_template(hash_seed)
+            if hash_seed is None:
+                self.template = new
+            else:
+                self.other_template = new
 
     def _group(self, limits: Limits) -> cgroup.Group | None:
         if self.hierarchy is None:
@@ -251,7 +286,7 @@ class BwrapLauncher:
         return lambda: self.jobdirs.attach(job.dir, -1)
 
     def _start_warm(self, job: Job) -> RunnerProcess:
-        assert self.template is not None
+        template = self._template(job.hash_seed)
         name, _ = self._job_source(job)
         group = self._group(job.limits)
         parent, child = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
@@ -259,7 +294,7 @@ class BwrapLauncher:
         status, status_job = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
         try:
             try:
-                self.template.request({"job": name, "limits": job.limits.rlimits(True)},
+                template.request({"job": name, "limits": job.limits.rlimits(True)},
                                       [child.fileno(), out_w, status_job.fileno()])
             finally:
                 child.close()
@@ -363,10 +398,11 @@ class BwrapLauncher:
         for runner in list(getattr(self, "runners", ())):
             runner.kill(ExitReason.KILLED)
             runner.wait(5)
-        template = getattr(self, "template", None)
-        if template is not None:
-            template.close()
-            self.template = None
+        for attr in ("template", "other_template"):
+            template = getattr(self, attr, None)
+            if template is not None:
+                template.close()
+                setattr(self, attr, None)
         if hasattr(self, "jobdirs"):
             self.jobdirs.close()
         self.layout.close()

@@ -106,8 +106,9 @@ class Job:
 
     ``hash_seed``: the runner's PYTHONHASHSEED; None is the default, ``HASH_SEED``. A
     problem's tests ask for another one to check that results agree across processes (a
-    resumed run, another data-parallel rank), as str hashes do not. A runner with its own
-    hash seed starts cold: forks of the warm template share the template's.
+    resumed run, another data-parallel rank), as str hashes do not. Forks of a warm
+    template share the template's: a launcher keeps a second template for
+    ``OTHER_HASH_SEED``; a runner with any other hash seed of its own starts cold.
     """
 
     dir: Path
@@ -286,6 +287,7 @@ class Launcher(Protocol):
 
 
 HASH_SEED = 0  # every runner's PYTHONHASHSEED, unless its Job asks for another
+OTHER_HASH_SEED = 1  # the other one a runner may start warm with (t.fresh(other_hashes=True))
 
 
 def runner_env(extra: dict[str, str] | None = None) -> dict[str, str]:

@@ -315,7 +315,7 @@ _ENTRY_KEYS = frozenset(("dtype", "shape", "offset", "nbytes"))
 
 
 def _tensor(entry: Any, blob: bytearray, copy: bool = True) -> torch.Tensor:
-    if not isinstance(entry, dict) or not _ENTRY_KEYS <= entry.keys():
+    if not isinstance(entry, dict) or not entry.keys() >= _ENTRY_KEYS:
         raise ProtocolError("tensor entry must hold dtype, shape, offset, nbytes")
     dtype = DTYPES.get(entry["dtype"]) if isinstance(entry["dtype"], str) else None
     if dtype is None:

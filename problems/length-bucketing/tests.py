@@ -488,11 +488,11 @@ def reproducible(t):
       "another rank)")
 def other_process(t):
     """A fresh runner with another PYTHONHASHSEED: hash(str) differs there, as it does
-    between the processes of a real run."""
+    between the processes of a real run (forked warm: no second import of torch)."""
     lengths, batch_size = lognormal_lengths(t, 3000), t.random.choice([8, 16, 32])
     seed, epoch = new_seed(t), t.random.randint(0, 30)
     here = run_epochs(t, lengths, batch_size, seed=seed, epochs=(epoch,))[0]
-    with t.fresh(hash_seed=t.random.randrange(1, 2**32)) as run:
+    with t.fresh(other_hashes=True) as run:
         there = run_epochs(t, lengths, batch_size, seed=seed, epochs=(epoch,), runner=run)[0]
     expect_same_batches(t, there, here, lengths, f"set_epoch({epoch})",
                         where(N=3000, batch_size=batch_size, seed=seed), HINT_PROCESS)
