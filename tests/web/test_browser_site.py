@@ -1,45 +1,36 @@
 """The learner's site in a real browser (Playwright, Debian's Chromium): every learner page
-at a phone's 390 px and a desk's 1366 px in both languages without sideways scrolling
-(screenshots in test-artifacts/screenshots/), math typeset by KaTeX, /docs and /redoc with
+(the API docs included) and every admin page at 360, 390, 900 and 1366 px in both languages
+without sideways scrolling or anything cut off (tests/web/layout.py; screenshots in
+test-artifacts/screenshots/), math typeset by KaTeX, /docs and /redoc with
 every request to another host blocked, the language choice through registration and
 login, dark mode and the editor's colours, the keyboard (skip links, Ctrl+Enter), and the
 status line's phases. One server and one browser for the module."""
 
 from __future__ import annotations
 
+import io
+import os
+import subprocess
+import sys
 import time
 import uuid
+import zipfile
 from pathlib import Path
 from urllib.parse import urlparse
 
 import httpx
 import pytest
 
-from tests.web.served import serving
+from tests.web.layout import opening, sweep
+from tests.web.served import ROOT, serving
 from tests.web.support import ARTIFACTS, CHROMIUM
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
 
 SHOTS = ARTIFACTS.parent / "screenshots"
-WIDTHS = (390, 1366)
 LOCALES = {"zh": "zh-CN", "en": "en-US"}
-HTML_LANG = {"zh": "zh-CN", "en": "en"}
 SYNTAX_ERROR = "def collate(batch:\n"
 
-# What overflows the viewport, for the failure message.
-WIDE = """() => {
-  const w = window.innerWidth;
-  return { scroll: document.scrollingElement.scrollWidth, inner: w,
-    wide: [...document.querySelectorAll("body *")]
-      .filter((e) => e.getBoundingClientRect().right > w + 1)
-      .slice(0, 5).map((e) => `${e.tagName.toLowerCase()}#${e.id}.${e.className}`) };
-}"""
-# Nav links and buttons that wrap inside themselves (Chinese one character a line).
-WRAPPED_NAV = """() => [...document.querySelectorAll(
-    "header.nav a, header.nav button, header.nav .username")]
-  .filter((e) => !e.hidden
-    && (e.getClientRects().length > 1 || e.getBoundingClientRect().height > 40))
-  .map((e) => e.textContent.trim())"""
 # Parts of the limits box outside it or under the editor panel.
 LIMITS_HIDDEN = """() => {
   const box = document.getElementById("limits").getBoundingClientRect();
@@ -118,21 +109,6 @@ def judged_submission(server, name: str, code: str = SYNTAX_ERROR) -> int:
     return sid
 
 
-def check_page(page, lang: str, width: int, name: str) -> list[str]:
-    """What is wrong with the page as loaded: sideways scrolling, the wrong language,
-    wrapped navigation."""
-    problems = []
-    size = page.evaluate(WIDE)
-    if size["scroll"] > size["inner"]:
-        problems.append(f"{name} at {width}px ({lang}) scrolls sideways: {size}")
-    if page.locator("html").get_attribute("lang") != HTML_LANG[lang]:
-        problems.append(f"{name} ({lang}) is in {page.locator('html').get_attribute('lang')}")
-    wrapped = page.evaluate(WRAPPED_NAV)
-    if wrapped:
-        problems.append(f"{name} at {width}px ({lang}): navigation wraps inside {wrapped}")
-    return problems
-
-
 @pytest.mark.parametrize("lang", ["zh", "en"])
 def test_every_learner_page_fits_from_phone_to_desk(browser, server, slugs, lang):
     context = new_context(browser, server, lang)
@@ -142,31 +118,92 @@ def test_every_learner_page_fits_from_phone_to_desk(browser, server, slugs, lang
     name = register(page)  # in the browser's language (Accept-Language)
     sid = judged_submission(server, name)
     other = judged_submission(server, name, SYNTAX_ERROR + "\n# a second try\nx = [1, 2\n")
-    pages = {"problems": "/", **{s: f"/problems/{s}" for s in slugs},
-             "submission": f"/submissions/{sid}", "history": "/submissions",
-             "profile": f"/users/{name}", "diff": f"/submissions/{sid}/diff/{other}",
-             "leaderboard": "/leaderboard", "login": "/login", "register": "/register",
-             "error": "/problems/no-such-problem", "docs": "/docs"}
-    problems: list[str] = []
-    for width in WIDTHS:
-        page.set_viewport_size({"width": width, "height": 900})
-        for label, path in pages.items():
-            page.goto(path)
-            if path.startswith("/problems/") and label != "error":
-                page.wait_for_selector(".cm-editor")
-            if label == "docs":
-                page.wait_for_selector(".swagger-ui .opblock")
-                problems += [f"docs at {width}px scrolls sideways"] if page.evaluate(
-                    "document.scrollingElement.scrollWidth > innerWidth") else []
-            else:
-                problems += check_page(page, lang, width, label)
-            if label in ("submission", "history") and page.evaluate(VERDICT_HIDDEN):
-                problems.append(f"{label} at {width}px ({lang}): a verdict is off-screen")
-            if label == "grad-accumulation":
-                hidden = page.evaluate(LIMITS_HIDDEN)
-                if hidden:
-                    problems.append(f"limits box at {width}px ({lang}) hides {hidden}")
-            shot(page, f"{lang}-{width}-{label}")
+    pages = {"problems": opening(page, "/"),
+             **{s: opening(page, f"/problems/{s}", ".cm-editor") for s in slugs},
+             **{label: opening(page, path) for label, path in (
+                 ("submission", f"/submissions/{sid}"), ("history", "/submissions"),
+                 ("profile", f"/users/{name}"), ("diff", f"/submissions/{sid}/diff/{other}"),
+                 ("leaderboard", "/leaderboard"), ("login", "/login"),
+                 ("register", "/register"), ("error", "/problems/no-such-problem"))},
+             "docs": opening(page, "/docs", ".swagger-ui .opblock"),
+             "redoc": opening(page, "/redoc", "[data-section-id]")}
+
+    def own_checks(label: str, where: str) -> list[str]:
+        if label in ("submission", "history") and page.evaluate(VERDICT_HIDDEN):
+            return [f"{where}: a verdict is off-screen"]
+        if label == "grad-accumulation" and (hidden := page.evaluate(LIMITS_HIDDEN)):
+            return [f"{where}: the limits box hides {hidden}"]
+        return []
+
+    problems = sweep(page, pages, lang, SHOTS, lang, check=own_checks,
+                     not_ours=("docs", "redoc"))
+    context.close()
+    assert not problems, "\n".join(problems)
+    assert not errors, errors
+
+
+ADMIN = "root"
+# A refused upload's reason names the offending path: a long one must wrap, not widen.
+REFUSED_ZIP = {"name": "refused.zip", "mimeType": "application/zip"}
+
+
+@pytest.fixture(scope="module")
+def admin(server) -> str:
+    """An admin account on the module's server, made by the CLI as a deployment does."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith("JUDGE_")}
+    made = subprocess.run(
+        [sys.executable, "-m", "judge", "admin", "create-user", ADMIN, "--admin",
+         "--password-stdin", "--data-dir", str(server.data_dir)],
+        input="password1\n", text=True, capture_output=True, cwd=ROOT, env=env)
+    assert made.returncode == 0, made.stderr
+    return ADMIN
+
+
+def refused_upload(page):
+    """What opens the problem bank with an upload refused (a path with '..' in the zip)."""
+    buffer = io.BytesIO()
+    with zipfile.ZipFile(buffer, "w") as archive:
+        archive.writestr("../" + "a_long_file_name" * 8 + ".py", "x = 1")
+
+    def load() -> None:
+        page.goto("/admin/problems")
+        page.set_input_files("#package-file", {**REFUSED_ZIP, "buffer": buffer.getvalue()})
+        page.click("#upload-button")
+        page.wait_for_selector("#upload-error")
+    return load
+
+
+@pytest.mark.parametrize("lang", ["zh", "en"])
+def test_every_admin_page_fits_from_phone_to_desk(browser, server, admin, lang):
+    context = new_context(browser, server, lang)
+    # logging in carries this browser's choice into the account
+    context.add_cookies([{"name": "lang", "value": lang, "url": server.url}])
+    page = context.new_page()
+    errors: list[str] = []
+    page.on("pageerror", lambda e: errors.append(str(e)))
+    judged_submission(server, admin)  # the problem's admin page lists a submission
+    page.goto("/login?next=/admin/problems")
+    page.fill("#username", admin)
+    page.fill("#password", "password1")
+    page.click("#login-button")
+    page.wait_for_selector("#bank")
+    newest = {slug: page.get_attribute(
+        f"#bank tr[data-slug={slug}] a[href^='/admin/versions/']", "href")
+        for slug in ("padding-collate", "grad-accumulation")}
+    grad = newest["grad-accumulation"]  # the version page previews its math
+
+    def edit_form() -> None:
+        page.goto(f"{grad}/edit")
+        page.click("#more-files summary")  # the other files' text boxes too
+
+    old, new = (v.rsplit("/", 1)[1] for v in newest.values())
+    pages = {"bank": opening(page, "/admin/problems"), "upload-refused": refused_upload(page),
+             "problem": opening(page, "/admin/problems/padding-collate"),
+             "version": opening(page, grad, "#statement-preview .katex"),
+             "compare": opening(page, f"/admin/compare?old={old}&new={new}"),
+             "edit": edit_form, "users": opening(page, "/admin/users"),
+             "audit": opening(page, "/admin/audit")}
+    problems = sweep(page, pages, lang, SHOTS, f"admin-{lang}")
     context.close()
     assert not problems, "\n".join(problems)
     assert not errors, errors
