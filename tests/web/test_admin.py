@@ -86,7 +86,7 @@ def test_a_validation_is_logged_as_a_version_not_as_a_submission(
     from judge.worker import Worker
 
     vid = version_id(upload(client, package_zip(write_problem(tmp_path / "p"))))
-    monkeypatch.setattr(Worker, "validate", lambda self, job, on_progress: {
+    monkeypatch.setattr(Worker, "validate", lambda self, job, on_progress, post=None: {
         "ok": True, "errors": [], "files": [], "skipped": []})
     with caplog.at_level(logging.INFO, logger="judge.worker"):
         assert run_worker(worker, plain, settings, problems_root) == 1
