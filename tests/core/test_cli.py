@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
 import sys
 
@@ -108,6 +109,25 @@ def test_bundled_problem_passes_check(slug):
                          cwd=ROOT, env=env, capture_output=True, text=True, timeout=1100)
     assert out.returncode == 0, out.stdout + out.stderr
     assert "1 / 1 packages pass" in out.stdout
+    if slug == "_template":  # its check's output, read again: no run of its own
+        assert_calibration_printed(out.stdout)
+
+
+def assert_calibration_printed(stdout: str) -> None:
+    """The template's ``check`` prints each file's measured speed ratio (with its interval
+    when it has one) and the bar it suggests: its accepted fixtures are many times faster
+    than its too_slow one, so a bar always separates them (docs/writing-problems.md §6)."""
+    rows = {line.split()[1]: line for line in stdout.splitlines()
+            if line.strip()[:1] in ("✓", "✗") and len(line.split()) > 1}
+    timed = ["reference", "submissions/accepted/loop_over_rows.py",
+             "submissions/accepted/masked_fill.py", "submissions/too_slow/loop_over_elements.py"]
+    for label in timed:
+        assert re.search(r"large_batch [0-9.e+-]+x", rows[label]), rows[label]
+    assert re.search(r"large_batch [0-9.e+-]+x \[[0-9.]+, [0-9.]+\]", rows["reference"])
+    bar = next(line for line in stdout.splitlines() if line.strip().startswith("bar "))
+    assert re.search(r"bar large_batch \(min_ratio 0\.1\): slowest accepted \S+ >= "
+                     r"[0-9.]+; fastest too_slow submissions/too_slow/loop_over_elements\.py "
+                     r"<= [0-9.]+; suggested min_ratio [0-9.]+$", bar.strip()), bar
 
 
 def test_the_core_cli_and_the_worker_load_nothing_of_the_web_app():
