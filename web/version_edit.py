@@ -25,22 +25,26 @@ MORE_TEXT = {"problem_toml": "problem.toml", "reference_py": "reference.py",
 # megabyte is refused by the form parser, and nobody edits that in a textarea).
 TEXT_FIELD = "text:"
 TEXT_LIMIT = 256 * 1024
+TEXT_TOTAL = 8 * 1024 * 1024  # all of them: the form stays well under an admin's body limit
 
 
 def other_texts(files: dict[str, bytes]) -> dict[str, str]:
-    """The package's other text files (UTF-8, no NUL byte, at most TEXT_LIMIT bytes) by
-    path, each a field ``text:<path>`` of the edit form: the solutions first, then the
-    rest in path order (the fixtures under ``submissions/``)."""
+    """The package's other text files (UTF-8, no NUL byte, at most TEXT_LIMIT bytes, and
+    TEXT_TOTAL in all) by path, each a field ``text:<path>`` of the edit form: the
+    solutions first, then the rest in path order (the fixtures under ``submissions/``)."""
     fixed = set(EDITABLE_TEXT) | set(MORE_TEXT.values())
-    found = {}
+    found: dict[str, str] = {}
+    total = 0
     for name in sorted(files, key=lambda n: (not n.startswith("solution."), n)):
         data = files[name]
-        if name in fixed or len(data) > TEXT_LIMIT or b"\0" in data:
+        if (name in fixed or len(data) > TEXT_LIMIT or total + len(data) > TEXT_TOTAL
+                or b"\0" in data):
             continue
         try:
             found[name] = data.decode("utf-8")
         except UnicodeDecodeError:
             continue
+        total += len(data)
     return found
 
 
