@@ -22,6 +22,11 @@ from judge.report import Report
 from judge.verdict import Verdict
 
 NOTCH = 1.57
+# The fixtures a hidden case must catch (docs/writing-problems.md §6): a bug that only a
+# public case catches is one a learner fixes by reading the example, and the hidden cases
+# would miss its variants. ``check`` warns, ``check --strict`` (CI, for the bundled
+# problems) and ``lint --grade`` fail.
+CAUGHT_BY_HIDDEN = ("wrong_answer", "runtime_error")
 
 
 def speed_entries(report: Report) -> tuple[dict[str, Any], ...]:
@@ -136,8 +141,8 @@ def table(files: list[CheckedFile]) -> str:
     rows = [head]
     for f in files:
         caught = "" if f.caught_by is None else (
-            f.caught_by + (" (public only!)" if f.caught_public and f.expected == "wrong_answer"
-                           else ""))
+            f.caught_by + (" (public only!)" if f.caught_public
+                           and f.expected in CAUGHT_BY_HIDDEN else ""))
         rows.append((("✓ " if f.ok else "✗ ") + f.label, f.expected,
                      str(f.verdict) if f.verdict else "…", caught,
                      ", ".join(speed_text(s) for s in f.speed), f"{f.time_ms / 1000:.1f}s"))

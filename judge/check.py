@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from judge import lint
-from judge.calibration import caught_by, speed_entries
+from judge.calibration import CAUGHT_BY_HIDDEN, caught_by, speed_entries
 from judge.events import CheckedFile
 from judge.grader import Options, grade
 from judge.package import Problem
@@ -179,7 +179,8 @@ def check_problem(problem: Problem, launcher: Launcher, *, seed: int | None = No
 
 def review(result: CheckResult) -> None:
     """What the verdicts alone do not show: a reference that every accepted fixture
-    disagrees with, and wrong fixtures that no hidden case catches."""
+    disagrees with, and wrong_answer or runtime_error fixtures that no hidden case
+    catches (a warning; ``check --strict`` fails on it)."""
     accepted = [o for o in result.outcomes if o.expected == "accepted" and o.label != "reference"]
     reference = next((o for o in result.outcomes if o.label == "reference"), None)
     if reference is not None and reference.ok and accepted and not any(o.ok for o in accepted):
@@ -187,7 +188,7 @@ def review(result: CheckResult) -> None:
                            f"all {len(accepted)} accepted fixtures fail, so the reference "
                            f"(or the tests) may be wrong")
     for o in result.outcomes:
-        if o.expected == "wrong_answer" and o.ok:
+        if o.expected in CAUGHT_BY_HIDDEN and o.ok:
             name, public = caught_by(o.report)
             if public:
                 result.warnings.append(f"{o.label}: only public case {name} catches it; a "

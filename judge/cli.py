@@ -106,17 +106,17 @@ def cmd_check(args: argparse.Namespace) -> int:
             result = check_problem(problem, launcher, seed=args.seed, workers=args.jobs,
                                    throughput=not args.no_throughput,
                                    cuda=cuda_available(), on_outcome=progress)
-            print_check(problem, result, args.verbose)
-            bad += not result.ok
+            bad += not print_check(problem, result, args.verbose, strict=args.strict)
     finally:
         launcher.close()
     print(f"{len(problems) - bad} / {len(problems)} packages pass")
     return 1 if bad else 0
 
 
-def print_check(problem, result, verbose: bool) -> None:
+def print_check(problem, result, verbose: bool, *, strict: bool = False) -> bool:
     """A package's check: its calibration table (judge/calibration.py), its warnings, and
-    what failed."""
+    what failed. Whether it passes: with ``strict``, a warning fails it too (a wrong
+    fixture that only a public case catches, a lint warning)."""
     from judge.calibration import table
 
     skipped = f", {len(result.skipped)} skipped: they need CUDA" if result.skipped else ""
@@ -125,17 +125,21 @@ def print_check(problem, result, verbose: bool) -> None:
             print(f"   - {label}: skipped (needs CUDA)", flush=True)
     if result.outcomes:
         print(indent(table(result.files()), 3))
-    for warning in [str(f) for f in result.findings if f.level == "warning"] + [
-            f"warning: {w}" for w in result.warnings]:
+    warnings = [str(f) for f in result.findings if f.level == "warning"] + [
+        f"warning: {w}" for w in result.warnings]
+    for warning in warnings:
         print(indent(paint("warning", "33") + warning.removeprefix("warning"), 3))
     took = f", {result.time_s:.0f} s"
-    if result.ok:
+    if result.ok and not (strict and warnings):
         print(paint(f"✓ {problem.slug}", "32") +
               f"  ({len(result.outcomes)} files judged{skipped}{took})", flush=True)
-    else:
-        print(paint(f"✗ {problem.slug}", "31") + f"  ({took[2:]})", flush=True)
-        for line in result.problems():
-            print(indent(line, 3))
+        return True
+    print(paint(f"✗ {problem.slug}", "31") + f"  ({took[2:]})", flush=True)
+    for line in result.problems():
+        print(indent(line, 3))
+    if result.ok:
+        print(indent(f"{len(warnings)} warnings, and --strict fails on warnings", 3))
+    return False
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -168,6 +172,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("-j", "--jobs", type=int, default=2, help="files judged at once")
     p.add_argument("-v", "--verbose", action="store_true", help="one line per judged file")
     p.add_argument("--no-throughput", action="store_true", help="skip throughput checks")
+    p.add_argument("--strict", action="store_true", help="fail on warnings too (CI, for "
+                   "the bundled problems): a wrong_answer or runtime_error fixture that "
+                   "no hidden case catches, a lint warning")
     add_isolation_args(p)
     p.set_defaults(fn=cmd_check)
 

@@ -2,9 +2,9 @@
 and for CI.
 
 Exit status: 0 when no package has an error (with ``--strict``: nor a warning), 1
-otherwise, 2 on a usage error. ``--grade`` also judges each wrong_answer fixture (no speed
-checks) and names the case that catches it; ``--fix`` joins the line breaks inside Chinese
-sentences of the statements.
+otherwise, 2 on a usage error. ``--grade`` also judges each wrong_answer and runtime_error
+fixture (no speed checks) and names the case that catches it; ``--fix`` joins the line
+breaks inside Chinese sentences of the statements.
 """
 
 from __future__ import annotations
@@ -62,9 +62,9 @@ def cmd_lint(args: argparse.Namespace) -> int:
 
 
 def graded_findings(folder: Path, args: argparse.Namespace) -> list[lint.Finding]:
-    """Judge the wrong_answer fixtures (judge/check.py, without the speed checks) and say
-    which case catches each: an error when no hidden case does."""
-    from judge.calibration import caught_by
+    """Judge the wrong_answer and runtime_error fixtures (judge/check.py, without the
+    speed checks) and say which case catches each: an error when no hidden case does."""
+    from judge.calibration import CAUGHT_BY_HIDDEN, caught_by
     from judge.check import check_problem
     from judge.isolation import make_launcher
     from judge.package import load_problem
@@ -75,7 +75,7 @@ def graded_findings(folder: Path, args: argparse.Namespace) -> list[lint.Finding
         with contextlib.redirect_stdout(sys.stderr):
             result = check_problem(problem, launcher, workers=args.jobs, throughput=False,
                                    cuda=cuda_available(),
-                                   only=lambda label, expected: expected == "wrong_answer")
+                                   only=lambda label, expected: expected in CAUGHT_BY_HIDDEN)
     finally:
         launcher.close()
     found = [lint.error("check", e, e) for e in result.errors]
@@ -99,8 +99,8 @@ def add_lint_command(sub) -> None:
     p.add_argument("problem", nargs="*", help="folders, slugs or numbers (default: every "
                    "package of the problems folder, the template too)")
     p.add_argument("--strict", action="store_true", help="fail on warnings too (CI)")
-    p.add_argument("--grade", action="store_true", help="also judge the wrong_answer "
-                   "fixtures and name the case that catches each")
+    p.add_argument("--grade", action="store_true", help="also judge the wrong_answer and "
+                   "runtime_error fixtures and name the case that catches each")
     p.add_argument("--fix", action="store_true", help="join line breaks inside Chinese "
                    "sentences of the statements")
     p.add_argument("-j", "--jobs", type=int, default=2, help="files judged at once (--grade)")

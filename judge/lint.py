@@ -10,10 +10,11 @@ accepted and six wrong_answer fixtures, no line break inside a Chinese sentence,
 commented bug per wrong fixture). Uploads are refused on errors; ``lint --strict`` (and CI,
 for the bundled problems) fails on warnings too.
 
-Whether each wrong fixture is caught by a *hidden* case can only be known by running it:
-``python -m judge check`` does (its calibration table names the case that catches each
-fixture, and it warns about a fixture that only public cases catch); ``lint --grade``
-runs the wrong fixtures alone, without the speed checks, to report it.
+Whether each wrong fixture (wrong_answer, runtime_error) is caught by a *hidden* case can
+only be known by running it: ``python -m judge check`` does (its calibration table names
+the case that catches each fixture, and it warns about a fixture that only public cases
+catch; ``check --strict``, which CI runs on the bundled problems, fails on it);
+``lint --grade`` runs the wrong fixtures alone, without the speed checks, to report it.
 """
 
 from __future__ import annotations

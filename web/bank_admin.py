@@ -46,16 +46,18 @@ def refused(e: PackageError) -> DomainError:
 def add_version(db: Session, store: Store, hub: Hub | None, user: User | None,
                 now: datetime, *, origin: str, note: str, zip_data: bytes | None = None,
                 files: dict[str, bytes] | None = None, folder: Path | None = None,
-                validate: bool = True) -> tuple[ProblemVersion, bool]:
+                validate: bool = True, slug: str | None = None) -> tuple[ProblemVersion, bool]:
     """Store a package (a zip, the files of an edit, or a folder), record the version and
     queue its validation (unless ``validate`` is False: the CLI's ``--check`` validates
-    it here). Returns the version and whether it is new. BadRequest (or Conflict) saying
-    why when the package is refused; then nothing is recorded and a folder this call
-    stored is removed again."""
+    it here). ``slug``: the problem an edit must stay a version of. Returns the version
+    and whether it is new. BadRequest (or Conflict) saying why when the package is
+    refused; then nothing is recorded and a folder this call stored is removed again."""
     stored: Stored | None = None
     try:
         stored = store.put(zip_data=zip_data, files=files, folder=folder)
         problem = stored.problem
+        if slug is not None and problem.slug != slug:
+            raise slug_changed(slug, problem.slug)
         refuse_on_lint(problem, stored.source_name)
         version, created = bank.add_version(db, problem, origin, user, now, note)
         if validate and (created or version.status == "invalid"):
@@ -80,6 +82,18 @@ def add_version(db: Session, store: Store, hub: Hub | None, user: User | None,
     if hub is not None:
         hub.notify("queue")
     return version, created
+
+
+def slug_changed(slug: str, new: str) -> PackageRefused:
+    """An edit that changed the slug: slugs are never renamed (a package with another
+    slug is another problem, with its own submissions and standings), and an edit must
+    not start a new problem unawares."""
+    return PackageRefused(T(
+        f"编辑不能改 slug（{slug!r} → {new!r}）：slug 不能改名，另一个 slug 就是另一道题。"
+        f"要从这道题开始一道新题，请在题库页面上传改了 slug 和编号的题目包",
+        f"an edit cannot change the slug ({slug!r} -> {new!r}): slugs are never renamed, "
+        f"and another slug is another problem. To start a new problem from this one, "
+        f"upload the package with its new slug and number on the problem bank page"))
 
 
 def refuse_on_lint(problem: Problem, folder_name: str | None) -> None:

@@ -102,6 +102,15 @@ class Submission(Base):
     rank_ratio: Mapped[float | None] = mapped_column(Float)  # refined slowest ratio
     # {"checks": [web.timing check dicts], "device", "ranked_at"}: what the page shows
     ranking: Mapped[dict[str, Any] | None]
+    # A judging that replaced a verdict with another (a rejudge, or the GPU's judging after
+    # a CPU one: web.data.submissions.verdict_change): the verdict the learner saw before,
+    # when it changed and the version that judged it; all None when it never changed.
+    previous_verdict: Mapped[str | None] = mapped_column(String(32))
+    verdict_changed_at: Mapped[datetime | None]
+    verdict_changed_version: Mapped[str | None] = mapped_column(String(64))
+    # when the owner opened the submission page after that change (None: not yet, and the
+    # problem page says so)
+    verdict_change_seen_at: Mapped[datetime | None]
 
     user: Mapped[User] = relationship()
 

@@ -92,7 +92,8 @@ def submission_view(sub: Submission, lang: str, *, full: bool = False,
                     ranking: dict[str, Any] | None = None) -> dict[str, Any]:
     """The API's ``GET /api/submissions/{id}`` object (and the submission page's data).
     ``timing`` is each measured speed check's numbers (web.timing), refined once the
-    ranking is done; ``ranking`` is pending|done|failed|None, and ``ranking_progress``
+    ranking is done; ``rejudged`` says how a later judging changed the verdict
+    (:func:`rejudged`); ``ranking`` is pending|done|failed|None, and ``ranking_progress``
     (:func:`ranking_progress`) says what its job is doing while it is pending."""
     data: dict[str, Any] = {
         "id": sub.id, "problem": sub.problem, "problem_version": sub.problem_version,
@@ -103,7 +104,7 @@ def submission_view(sub: Submission, lang: str, *, full: bool = False,
         "position": position, "running": None, "view": "full" if full else "learner",
         "ranking": sub.rank_status, "rank_ratio": sub.rank_ratio, "timing": [],
         "ranking_progress": ranking, "phase": None,
-        "share": sub.share,
+        "share": sub.share, "rejudged": rejudged(sub),
     }
     if sub.status == "done" and sub.report is not None:
         report = Report.from_json(sub.report)
@@ -117,6 +118,19 @@ def submission_view(sub: Submission, lang: str, *, full: bool = False,
     elif events is not None:
         data.update(progress(events, lang))
     return data
+
+
+def rejudged(sub: Submission) -> dict[str, Any] | None:
+    """How a later judging changed the verdict (a rejudge, or the GPU's judging after a
+    CPU one): ``previous_verdict`` (the one its owner saw before), ``verdict``, ``at``,
+    the ``version`` that judged it, and whether its owner has ``seen`` it (opened the
+    submission page since). None when the verdict never changed."""
+    if sub.verdict_changed_at is None:
+        return None
+    return {"previous_verdict": sub.previous_verdict, "verdict": sub.verdict,
+            "at": sub.verdict_changed_at.isoformat() + "Z",
+            "version": sub.verdict_changed_version,
+            "seen": sub.verdict_change_seen_at is not None}
 
 
 def ranking_progress(state: str, position: int | None,

@@ -1,7 +1,8 @@
-"""An admin's edit of a version, as the edit page makes it: which text files it edits and
-the ``[limits]`` of problem.toml, changed in place (other lines and comments kept). The
-result is a new version, stored through the same checks as an upload. Also the diff
-between two versions' files (the compare page)."""
+"""An admin's edit of a version, as the edit page makes it: every text file of the package
+(statements, tests, problem.toml, reference, starter, solutions, fixtures ...; one save may
+change any number of them) and the ``[limits]`` of problem.toml, changed in place (other
+lines and comments kept). The result is a new version, stored through the same checks as
+an upload. Also the diff between two versions' files (the compare page)."""
 
 from __future__ import annotations
 
@@ -19,14 +20,47 @@ LIMIT_FIELDS = {"case_wall_s": float, "cpu_s": float, "memory_mb": int, "output_
 # package does not have is not offered): form field -> file.
 MORE_TEXT = {"problem_toml": "problem.toml", "reference_py": "reference.py",
              "starter_py": "starter.py", "fixture_py": "fixture.py"}
+# Every other text file (solution.*.md, submissions/**/*.py, data files ...) is the field
+# "text:<path>"; one larger than this is replaced by uploading it (a form field of a
+# megabyte is refused by the form parser, and nobody edits that in a textarea).
+TEXT_FIELD = "text:"
+TEXT_LIMIT = 256 * 1024
+TEXT_TOTAL = 8 * 1024 * 1024  # all of them: the form stays well under an admin's body limit
+
+
+def other_texts(files: dict[str, bytes]) -> dict[str, str]:
+    """The package's other text files (UTF-8, no NUL byte, at most TEXT_LIMIT bytes, and
+    TEXT_TOTAL in all) by path, each a field ``text:<path>`` of the edit form: the
+    solutions first, then the rest in path order (the fixtures under ``submissions/``)."""
+    fixed = set(EDITABLE_TEXT) | set(MORE_TEXT.values())
+    found: dict[str, str] = {}
+    total = 0
+    for name in sorted(files, key=lambda n: (not n.startswith("solution."), n)):
+        data = files[name]
+        if (name in fixed or len(data) > TEXT_LIMIT or total + len(data) > TEXT_TOTAL
+                or b"\0" in data):
+            continue
+        try:
+            found[name] = data.decode("utf-8")
+        except UnicodeDecodeError:
+            continue
+        total += len(data)
+    return found
 
 
 def apply_texts(files: dict[str, bytes], form: Any) -> None:
-    """Put the edited text files of the form (MORE_TEXT) into ``files``."""
-    for field, name in MORE_TEXT.items():
+    """Put the edited text files of the form (MORE_TEXT and every ``text:<path>`` of
+    :func:`other_texts`) into ``files``; one save may change any number of them. A field
+    whose text is the file's own (line endings aside: a browser sends CRLF) leaves the
+    file's bytes as they were."""
+    fields = {**MORE_TEXT, **{TEXT_FIELD + name: name for name in other_texts(files)}}
+    for field, name in fields.items():
         value = form.get(field)
-        if isinstance(value, str) and name in files:
-            files[name] = value.replace("\r\n", "\n").encode()
+        if not isinstance(value, str) or name not in files:
+            continue
+        text = value.replace("\r\n", "\n")
+        if text != files[name].decode("utf-8", "replace").replace("\r\n", "\n"):
+            files[name] = text.encode()
 
 
 def changed_limits(base_toml: str, limits: dict[str, Any]) -> dict[str, Any]:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
 import sys
 
@@ -91,8 +92,10 @@ BUNDLED = sorted(p.parent.name for p in (ROOT / "problems").glob("*/problem.toml
 @pytest.mark.timeout(1200)
 @pytest.mark.parametrize("slug", BUNDLED)
 def test_bundled_problem_passes_check(slug):
-    """Each bundled problem (the template included) passes ``check``: in the sandbox when
-    this machine has it (as ``serve`` would judge), else as plain child processes."""
+    """Each bundled problem (the template included) passes ``check --strict``: every
+    fixture gets its verdict, each wrong_answer and runtime_error fixture is caught by a
+    hidden case, and no lint warning. In the sandbox when this machine has it (as
+    ``serve`` would judge), else as plain child processes."""
     from judge.isolation import sandbox_unavailable
 
     sandboxed = sandbox_unavailable() is None
@@ -102,10 +105,29 @@ def test_bundled_problem_passes_check(slug):
             pytest.fail(f"the sandbox is required here: {sandbox_unavailable()}")
         env["JUDGE_NO_SANDBOX"] = "1"
     folder = str(ROOT / "problems" / slug)  # by folder: the template is not in the list
-    out = subprocess.run([sys.executable, "-m", "judge", "check", folder], cwd=ROOT, env=env,
-                         capture_output=True, text=True, timeout=1100)
+    out = subprocess.run([sys.executable, "-m", "judge", "check", "--strict", folder],
+                         cwd=ROOT, env=env, capture_output=True, text=True, timeout=1100)
     assert out.returncode == 0, out.stdout + out.stderr
     assert "1 / 1 packages pass" in out.stdout
+    if slug == "_template":  # its check's output, read again: no run of its own
+        assert_calibration_printed(out.stdout)
+
+
+def assert_calibration_printed(stdout: str) -> None:
+    """The template's ``check`` prints each file's measured speed ratio (with its interval
+    when it has one) and the bar it suggests: its accepted fixtures are many times faster
+    than its too_slow one, so a bar always separates them (docs/writing-problems.md §6)."""
+    rows = {line.split()[1]: line for line in stdout.splitlines()
+            if line.strip()[:1] in ("✓", "✗") and len(line.split()) > 1}
+    timed = ["reference", "submissions/accepted/loop_over_rows.py",
+             "submissions/accepted/masked_fill.py", "submissions/too_slow/loop_over_elements.py"]
+    for label in timed:
+        assert re.search(r"large_batch [0-9.e+-]+x", rows[label]), rows[label]
+    assert re.search(r"large_batch [0-9.e+-]+x \[[0-9.]+, [0-9.]+\]", rows["reference"])
+    bar = next(line for line in stdout.splitlines() if line.strip().startswith("bar "))
+    assert re.search(r"bar large_batch \(min_ratio 0\.1\): slowest accepted \S+ >= "
+                     r"[0-9.]+; fastest too_slow submissions/too_slow/loop_over_elements\.py "
+                     r"<= [0-9.]+; suggested min_ratio [0-9.]+$", bar.strip()), bar
 
 
 def test_the_core_cli_and_the_worker_load_nothing_of_the_web_app():
@@ -163,17 +185,45 @@ def test_check_prints_a_calibration_table_naming_the_case_that_catches_each(prob
     assert "random_values" in row and "public only" not in row
 
 
-def test_check_warns_about_a_wrong_fixture_that_only_a_public_case_catches(problem_dir):
-    add_fixtures(problem_dir, {"wrong_answer/first_only.py": (
-        "# bug: wrong when the input starts with 1 (only the public example does)\n"
-        "def double(x):\n    return x * 2 + (x[:1] == 1).long().expand_as(x)\n")})
-    out = judge("check", str(problem_dir))
-    assert out.returncode == 0, out.stdout
-    assert ("warning: submissions/wrong_answer/first_only.py: only public case example_small "
-            "catches it; a hidden case should too") in out.stdout
+def test_check_strict_fails_on_a_wrong_fixture_that_only_a_public_case_catches(problem_dir):
+    """``check --strict`` (CI runs it on every bundled problem) fails when a wrong_answer or
+    runtime_error fixture is caught by a public case alone; ``lint --grade`` too."""
+    add_fixtures(problem_dir, {
+        "wrong_answer/first_only.py": (
+            "# bug: wrong on the public example's input [1, 2, 3] only\n"
+            "def double(x):\n    return x * 2 + int(x.tolist() == [1, 2, 3])\n"),
+        "runtime_error/example_only.py": (
+            "# bug: raises on the public example's input [1, 2, 3] only\n"
+            "def double(x):\n    if x.tolist() == [1, 2, 3]:\n"
+            "        raise ValueError('one two three')\n    return x * 2\n")})
+    out = judge("check", "--strict", str(problem_dir))
+    assert out.returncode == 1, out.stdout
+    for label in ("wrong_answer/first_only.py", "runtime_error/example_only.py"):
+        assert (f"warning: submissions/{label}: only public case example_small catches it; "
+                f"a hidden case should too") in out.stdout
+        row = next(line for line in out.stdout.splitlines() if f"✓ submissions/{label}" in line)
+        assert "example_small (public only!)" in row
+    assert "warnings, and --strict fails on warnings" in out.stdout  # lint's count ones too
     out = judge("lint", str(problem_dir), "--grade")
     assert out.returncode == 1
-    assert "only public case example_small catches it; a hidden case must too" in out.stdout
+    assert out.stdout.count("only public case example_small catches it; a hidden case must "
+                            "too") == 2
+
+
+def test_check_passes_with_warnings_unless_strict(problem_dir, capsys):
+    """Without --strict a warning is printed and the package passes (an upload is not
+    refused for it: the version page shows it)."""
+    from judge.check import CheckResult
+    from judge.cli import print_check
+    from judge.package import load_problem
+
+    result = CheckResult(load_problem(problem_dir),
+                         warnings=["submissions/wrong_answer/x.py: only public case ..."])
+    assert print_check(result.problem, result, False) is True
+    assert print_check(result.problem, result, False, strict=True) is False
+    out = capsys.readouterr().out
+    assert out.count("warning: submissions/wrong_answer/x.py") == 2
+    assert "✓ double-it" in out and "✗ double-it" in out
 
 
 def test_a_crashing_reference_is_one_error_naming_reference_py(problem_dir):

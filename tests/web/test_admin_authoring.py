@@ -382,31 +382,47 @@ def test_a_new_number_reaches_the_problem_only_when_published(client, admin, tmp
     assert 'id="renumbers"' not in client.get(f"/admin/versions/{second}").text
 
 
-def test_the_edit_form_edits_every_text_file(client, admin):
-    from tests.web.test_admin import _tests
+def test_the_edit_form_edits_every_text_file(client, admin, tmp_path):
+    from tests.web.support import GOOD, WRONG, write_bank
 
-    base = rows(client.app, "select published_version_id from problems")[0][0]
+    extra = {"solution.zh.md": "# 解法\n", "solution.en.md": "# Solution\n",
+             "submissions/accepted/plus.py": GOOD, "submissions/wrong_answer/big.py": WRONG}
+    base = version_id(upload(client, package_zip(write_bank(tmp_path) / "add-one",
+                                                 extra=extra)))
     (content_hash,) = rows(client.app, f"select content_hash from problem_versions "
                                        f"where id = {base}")[0]
     old = client.app.state.store.files(content_hash)
     form = client.get(f"/admin/versions/{base}/edit").text
     assert 'name="reference_py"' in form and 'name="problem_toml"' in form
     assert 'name="fixture_py"' not in form  # add-one has no fixture.py
+    for name in extra:
+        assert f'name="text:{name}"' in form
     toml = old["problem.toml"].decode().replace('difficulty = "easy"', 'difficulty = "hard"')
     toml = toml.replace("cpu_s = 20.0", "cpu_s = 25.0")
     fields = {"csrf_token": csrf(client, f"/admin/versions/{base}/edit"),
               "statement_zh": old["statement.zh.md"].decode(),
-              "statement_en": old["statement.en.md"].decode(), "tests": _tests(client, base),
-              "case_wall_s": "5.0", "cpu_s": "20.0", "memory_mb": "1024", "output_kb": "16",
+              "statement_en": old["statement.en.md"].decode(), "tests": old["tests.py"].decode(),
+              "case_wall_s": "5.0", "cpu_s": "20.0", "memory_mb": "2048", "output_kb": "16",
               "problem_toml": toml,
               "reference_py": "def add_one(x):\n    return 1 + x  # reordered\n",
-              "starter_py": old["starter.py"].decode()}
+              "starter_py": old["starter.py"].decode(),
+              # one save, several files; CRLF as a browser sends it is the same text
+              "text:solution.en.md": "# Solution\r\n\r\nAdd one.\r\n",
+              "text:solution.zh.md": "# 解法\r\n",
+              "text:submissions/wrong_answer/big.py": "# bug: big values\n" + WRONG,
+              "text:submissions/accepted/plus.py": GOOD}
     vid = version_id(client.post(f"/admin/versions/{base}/edit", data=fields,
                                  follow_redirects=False))
     new = client.app.state.store.files(client.get(f"/api/admin/versions/{vid}").json()["version"])
     assert b"# reordered" in new["reference.py"]
     assert b'difficulty = "hard"' in new["problem.toml"]
     assert b"cpu_s = 25.0" in new["problem.toml"]  # the toml's own edit: fields unchanged
+    assert new["solution.en.md"] == b"# Solution\n\nAdd one.\n"
+    assert new["submissions/wrong_answer/big.py"].startswith(b"# bug: big values\n")
+    assert {name: new[name] for name in ("solution.zh.md", "submissions/accepted/plus.py",
+                                         "starter.py")} == {
+        name: old[name] for name in ("solution.zh.md", "submissions/accepted/plus.py",
+                                     "starter.py")}
 
 
 def test_the_statement_preview_shows_both_languages_whatever_the_admins_language(

@@ -77,6 +77,8 @@ def test_accepted_without_cuda_is_judged_again_on_a_gpu(client, app, alice, work
     assert worker.result(again, gpu_report(Verdict.WRONG_ANSWER)) == "stored"
     shown = client.get(f"/api/submissions/{sid}", headers=alice).json()
     assert shown["verdict"] == "wrong_answer" and shown["device"] == "cuda"
+    # the learner saw "accepted": the GPU's judging changed it, and they are told so
+    assert shown["rejudged"]["previous_verdict"] == "accepted"
     assert [tuple(r) for r in gpu_jobs(app, sid)] == [("done", True)]  # no third judging
 
 

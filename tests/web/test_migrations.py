@@ -115,3 +115,21 @@ def test_0005_adds_an_empty_ranking_to_existing_submissions(engine):
                           "ranking = :r where id = 1"), {"r": '{"checks": []}'})
         assert list(conn.execute(text("select rank_status, rank_ratio from submissions"))
                     ) == [("done", 0.93)]
+
+
+def test_0009_adds_no_verdict_change_to_existing_submissions(engine):
+    """Verdicts judged before rejudges were told about stand as they were shown; the
+    columns record a change afterwards."""
+    command.upgrade(db.alembic_config(engine), "0008")
+    with engine.begin() as conn:
+        old_rows(conn)
+    db.migrate(engine)
+    with engine.begin() as conn:
+        assert list(conn.execute(text(
+            "select previous_verdict, verdict_changed_at, verdict_changed_version, "
+            "verdict_change_seen_at from submissions"))) == [(None, None, None, None)]
+        conn.execute(text("update submissions set verdict = 'accepted', previous_verdict = "
+                          "'wrong_answer', verdict_changed_at = '2026-01-02', "
+                          "verdict_changed_version = 'v2' where id = 1"))
+        assert list(conn.execute(text("select previous_verdict, verdict_changed_version "
+                                      "from submissions"))) == [("wrong_answer", "v2")]

@@ -72,10 +72,16 @@ def add_version(db: Session, problem: Problem, origin: str, user: User | None,
     clash = db.scalar(select(ProblemRecord).where(ProblemRecord.number == problem.number,
                                                   ProblemRecord.slug != problem.slug))
     if clash is not None:
+        # A slug is never renamed: an author who changed it meant the same problem.
         raise PackageRefused(T(f"编号 {problem.number} 已经被 {clash.slug!r} 占用，"
-                               f"请在 problem.toml 里换一个编号",
+                               f"请在 problem.toml 里换一个编号（slug 不能改名：新的 slug "
+                               f"{problem.slug!r} 是一道新题；要给 {clash.slug!r} 加新版本，"
+                               f"请保留它的 slug）",
                                f"number {problem.number} is already taken by "
-                               f"{clash.slug!r}; choose another number in problem.toml"))
+                               f"{clash.slug!r}; choose another number in problem.toml (a "
+                               f"slug is never renamed: the slug {problem.slug!r} is a new "
+                               f"problem; keep the slug {clash.slug!r} to add a version of "
+                               f"that one)"))
     if record is None:
         record = ProblemRecord(slug=problem.slug, number=problem.number, created_at=now)
         db.add(record)

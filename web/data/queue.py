@@ -21,7 +21,7 @@ from sqlalchemy.orm import Session
 from judge.events import Event
 from judge.package import Problem
 from judge.shards import check_files
-from web.data import bank, ranking, runs, workers
+from web.data import bank, ranking, runs, submissions, workers
 from web.db import rows_changed
 from web.models import (
     Job,
@@ -298,8 +298,12 @@ def finish(db: Session, job_id: int, token: str, now: datetime,
     elif job.kind == "rank":
         ranking.ranked(db, job, result, now)
     else:
+        sub = db.get(Submission, job.submission_id)
+        version = summary.get("problem_version") or job.problem_version or (
+            sub.problem_version if sub else "")
+        change = submissions.verdict_change(sub, summary.get("verdict"), version, now)
         db.execute(update(Submission).where(Submission.id == job.submission_id)
-                   .values(status="done", report=result, judged_at=now, **summary))
+                   .values(status="done", report=result, judged_at=now, **summary, **change))
         _follow_up_on_gpu(db, job, result, now)
         ranking.after_judging(db, job, result, now)
     db.execute(delete(JobEvent).where(JobEvent.job_id == job_id))

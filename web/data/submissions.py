@@ -5,8 +5,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from datetime import datetime, timedelta
+from typing import Any
 
-from sqlalchemy import func, select
+from sqlalchemy import func, select, update
 from sqlalchemy.orm import Session
 
 from web.models import (
@@ -104,3 +105,47 @@ def events_after(db: Session, sid: int, after_id: int) -> list[JobEvent]:
                            .where(JobEvent.submission_id == sid, JobEvent.id > after_id,
                                   Job.kind != "rank")
                            .order_by(JobEvent.id)))
+
+
+CHANGE_COLUMNS = ("previous_verdict", "verdict_changed_at", "verdict_changed_version",
+                  "verdict_change_seen_at")
+
+
+def verdict_change(sub: Submission | None, verdict: str | None, version: str,
+                   now: datetime) -> dict[str, Any]:
+    """The columns a judging writes besides its result when it replaces a verdict with
+    another (a rejudge, or the GPU's judging after a CPU one): the verdict the learner
+    last saw, when it changed, the version that judged it, and not seen yet. Nothing for
+    a first verdict or the same one. A verdict changed back to the one the learner last
+    saw, before they saw the change, leaves no change to tell."""
+    if sub is None or sub.verdict is None or verdict is None or verdict == sub.verdict:
+        return {}
+    unseen = sub.verdict_changed_at is not None and sub.verdict_change_seen_at is None
+    was = sub.previous_verdict if unseen else sub.verdict
+    if verdict == was:
+        return dict.fromkeys(CHANGE_COLUMNS)
+    return {"previous_verdict": was, "verdict_changed_at": now,
+            "verdict_changed_version": version, "verdict_change_seen_at": None}
+
+
+def change_unseen(sub: Submission) -> bool:
+    return sub.verdict_changed_at is not None and sub.verdict_change_seen_at is None
+
+
+def mark_change_seen(db: Session, sub: Submission, now: datetime) -> None:
+    """Its owner opened the submission: the problem page stops telling them of the change
+    (the submission page keeps showing it)."""
+    if change_unseen(sub):
+        db.execute(update(Submission).where(Submission.id == sub.id,
+                                            Submission.verdict_change_seen_at.is_(None))
+                   .values(verdict_change_seen_at=now))
+        db.commit()
+
+
+def unseen_changes(db: Session, user_id: int, problem: str) -> list[Submission]:
+    """A user's submissions of a problem whose verdict a judging changed since they last
+    opened them, newest first."""
+    return list(db.scalars(select(Submission).where(
+        Submission.user_id == user_id, Submission.problem == problem,
+        Submission.verdict_changed_at.is_not(None),
+        Submission.verdict_change_seen_at.is_(None)).order_by(Submission.id.desc())))

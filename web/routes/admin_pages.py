@@ -188,7 +188,8 @@ def edit_page(request: Request, user, version, files: dict[str, bytes], *,
     limits = version_edit.current_limits(files.get("problem.toml", b"").decode("utf-8", "replace"))
     return render(request, "admin_edit.html", user, page_lang(request, user), status=status,
                   version=version, record=version.problem, texts=texts, limits=limits,
-                  names=sorted(files), error=error, more_text=version_edit.MORE_TEXT)
+                  names=sorted(files), error=error, more_text=version_edit.MORE_TEXT,
+                  others=version_edit.other_texts(files), text_field=version_edit.TEXT_FIELD)
 
 
 @router.get("/versions/{vid}/edit")
@@ -234,7 +235,8 @@ async def edit(vid: int, request: Request, user: AdminPageUser, db: SessionDep, 
     try:
         new, _ = await run_in_threadpool(
             bank_admin.add_version, db, store, hub, user, now, origin="edit",
-            note=note.strip() or f"edit of {version.content_hash[:12]}", files=files)
+            note=note.strip() or f"edit of {version.content_hash[:12]}", files=files,
+            slug=version.problem.slug)
     except DomainError as e:
         return edit_page(request, user, version, files, status=status_of(e), error=e.message(lang))
     return RedirectResponse(f"/admin/versions/{new.id}", status_code=303)

@@ -56,8 +56,11 @@ def problem_page(request: Request, user, db, p: ProblemView, *, code: str | None
     cache = request.app.state.page_cache
     recent = cache.get(("recent", user.id, p.slug), lambda: submissions.user_submissions(
         db, user.id, problem=p.slug, limit=5)) if user else []
+    # submissions whose verdict a rejudge changed, until their page is opened
+    rejudged = cache.get(("rejudged", user.id, p.slug), lambda: submissions.unseen_changes(
+        db, user.id, p.slug)) if user else []
     return render(request, "problem.html", user, page_lang(request, user), status=status,
-                  headers=headers, p=p, recent=recent, error=error,
+                  headers=headers, p=p, recent=recent, rejudged=rejudged, error=error,
                   solution=solutions.offer(db, user, p, cache), share=share,
                   code=p.starter if code is None else code, code_from_server=code is not None)
 

@@ -9,7 +9,7 @@ from fastapi.responses import Response
 from judge.i18n import T
 from judge.verdict import Verdict
 from web.data import profiles, submissions
-from web.deps import CatalogDep, LoggedIn, SessionDep
+from web.deps import CatalogDep, LoggedIn, Now, SessionDep
 from web.errors import BadRequest
 from web.language import page_lang
 from web.phases import PHASES
@@ -25,11 +25,15 @@ VERDICT_FILTERS = (*(str(v) for v in Verdict if v is not Verdict.SKIPPED), "pend
 
 @router.get("/submissions/{sid}")
 def submission(sid: int, request: Request, user: LoggedIn, db: SessionDep,
-               catalog: CatalogDep) -> Response:
+               catalog: CatalogDep, now: Now) -> Response:
+    """A submission; its owner opening it has seen how a rejudge changed its verdict."""
     sub = readable(db, sid, user)
     lang = page_lang(request, user)
+    data = view(db, sub, user, lang)
+    if sub.user_id == user.id:
+        submissions.mark_change_seen(db, sub, now)
     return render(request, "submission.html", user, lang, sub=sub, p=catalog.get(sub.problem),
-                  data=view(db, sub, user, lang),
+                  data=data,
                   phases={name: label(lang) for name, label in PHASES.items()})
 
 
