@@ -4,7 +4,7 @@ A sampler is an object, so it cannot cross the judge's protocol: every scenario 
 here from plain arguments, iterates it the way a training loop does (``set_epoch`` before
 each epoch) and returns plain data. The batches of an epoch come back compactly, as
 ``{"flat": int64 tensor of every yielded index in order, "sizes": int64 tensor of the batch
-sizes}``, so 200,000 indices cost 1.6 MB, not a million JSON numbers. The grader checks
+sizes}``, so 100,000 indices cost 800 KB, not 100,000 JSON numbers. The grader checks
 everything; nothing returned from here is trusted.
 """
 

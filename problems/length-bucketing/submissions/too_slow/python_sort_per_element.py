@@ -1,5 +1,5 @@
 # Too slow: correct, but everything is done one Python object at a time: random.shuffle
-# over 200,000 indices, a lambda call per element to sort, and a shuffle of the batches.
+# over 100,000 indices, a lambda call per element to sort, and a shuffle of the batches.
 import random
 
 import torch
