@@ -163,7 +163,10 @@ class Template:
                 if not ready and len(self.pool) < self.pool_size:
                     self.pool.append(self._zygote())
                 continue
-            data, fds, _, _ = socket.recv_fds(self.control, MAX_REQUEST, 4)
+            try:
+                data, fds, _, _ = socket.recv_fds(self.control, MAX_REQUEST, 4)
+            except ConnectionResetError:  # the host closed with a message of ours unread
+                return
             if not data:
                 return
             for fd in fds:
