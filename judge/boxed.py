@@ -158,7 +158,10 @@ def grade(link: Link, job: dict[str, Any]) -> dict[str, Any]:
             link.send({"op": "event", "event": event.to_json()})
 
     launcher: Any = BrokerLauncher(link)  # RemoteRunner speaks RunnerProcess, by duck
-    grader._grade(problem, job["code"], launcher, options, report, JOBS, emit)
+    # the report goes back once the box is done (its runners stopped): nothing to say
+    # before that
+    grader._grade(problem, job["code"], launcher, options, report, JOBS, emit,
+                  known=lambda: None)
     grader.finish(report)
     return report.to_json()
 
