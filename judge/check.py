@@ -152,7 +152,8 @@ def check_problem(problem: Problem, launcher: Launcher, *, seed: int | None = No
     jobs = check_files(problem, cuda=cuda)
     result.skipped = [label for label, _, code in jobs if code is None]
     jobs = [job for job in jobs if job[2] is not None and (only is None or only(*job[:2]))]
-    options = Options(seed=seed, throughput=throughput, cuda=cuda)
+    # A wrong file is known once a hidden case fails: the cases after it are not run.
+    options = Options(seed=seed, throughput=throughput, cuda=cuda, stop_at_hidden_failure=True)
 
     def run(job: tuple[str, str, str | None]) -> Outcome:
         label, expected, code = job

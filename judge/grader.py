@@ -77,6 +77,9 @@ class Options:
     # False: no correctness case, the speed checks only (bench/throughput_stability.py
     # --checks-only, to time known-correct files many times)
     correctness: bool = True
+    # True: the cases after the first hidden case that fails are not run (judge check:
+    # a wrong fixture's verdict and the case that catches it are known by then)
+    stop_at_hidden_failure: bool = False
 
     def __post_init__(self) -> None:
         if self.speed not in SPEED_MODES:
@@ -334,6 +337,9 @@ def _run_cases(problem: Problem, cases: list[CaseSpec], sessions: Sessions, repo
             result = run_case(problem, spec, sessions, report.seed, options)
             if result.verdict in LIMIT_VERDICTS:
                 stop = T("之前的用例超出了限制，未运行", "not run: an earlier case hit a limit")
+            elif (options.stop_at_hidden_failure and not spec.public
+                  and result.verdict not in (Verdict.ACCEPTED, Verdict.SKIPPED)):
+                stop = T("一个隐藏用例已经未通过，未运行", "not run: a hidden case failed already")
             elif sessions.restarts > MAX_RESTARTS:
                 stop = T("进程多次崩溃，未运行", "not run: the process crashed too often")
         report.tests.append(result)

@@ -321,3 +321,18 @@ def test_the_submission_and_the_reference_runners_start_at_the_same_time(make_pr
     monkeypatch.setattr(RunnerSession, "start", start)
     report, _ = run(make_problem(), GOOD, launcher)
     assert report.verdict is Verdict.ACCEPTED and most[0] == 2
+
+
+def test_a_check_stops_judging_a_file_at_its_first_failing_hidden_case(make_problem, launcher):
+    """Options(stop_at_hidden_failure=True), as judge check judges fixtures: a failing
+    public case does not stop it, the first failing hidden one does (the verdict and the
+    case that catches the file are known then); the cases after it show as not run."""
+    problem = make_problem()
+    wrong = "def double(x):\n    return x * 3\n"
+    full, _ = run(problem, wrong, launcher, seed=4)
+    cut, _ = run(problem, wrong, launcher, seed=4, stop_at_hidden_failure=True)
+    assert full.verdict is cut.verdict is Verdict.WRONG_ANSWER
+    assert [t.verdict for t in full.tests] == [Verdict.WRONG_ANSWER] * 3
+    assert [t.verdict for t in cut.tests] == [Verdict.WRONG_ANSWER, Verdict.WRONG_ANSWER,
+                                              Verdict.SKIPPED]
+    assert "a hidden case failed already" in cut.tests[2].message.en
