@@ -37,15 +37,20 @@ import time
 from collections.abc import Iterator
 from pathlib import Path
 
+import http_load
 import httpx
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
+# (path, who asks): "cookie" a logged-in learner (each client its own), "visitor" an
+# anonymous browser with the session cookie its first page gave it, "token" the learner's
+# bearer token, None a client that sends no credentials
 ENDPOINTS = {
     "problem": ("/problems/padding-collate", "cookie"),
-    "problem-anon": ("/problems/padding-collate", None),
-    "leaderboard": ("/leaderboard", None),
+    "problem-anon": ("/problems/padding-collate", "visitor"),
+    "leaderboard": ("/leaderboard", "cookie"),
+    "leaderboard-anon": ("/leaderboard", "visitor"),
     "status": ("/api/submissions/{sid}", "token"),
     "api-problems": ("/api/problems", None),
     "healthz": ("/healthz", None),  # a floor: one "select 1", no page
@@ -63,55 +68,78 @@ def pct(values: list[float], q: float) -> float:
 
 # --- the client process -------------------------------------------------------------------
 
-async def drive(url: str, endpoint: str, clients: int, seconds: float,
-                identities: list[dict], rate: float = 0.0) -> dict:
-    """Closed loop (``rate`` 0: each client sends its next request when the last one is
-    answered: the most the server serves), or open loop at ``rate`` requests per second in
-    all (each client on its own schedule; a latency counts from when the request was due,
-    so a server that falls behind shows it, not hides it)."""
+def who_sends(endpoint: str, who: dict) -> tuple[str, dict[str, str]]:
+    """The request target and the headers a client acting as ``who`` sends."""
     path, auth = ENDPOINTS[endpoint]
+    headers = {}
+    if auth == "token":
+        headers["Authorization"] = f"Bearer {who['token']}"
+    elif auth in ("cookie", "visitor"):
+        jar = who["cookies" if auth == "cookie" else "visitor"]
+        headers["Cookie"] = "; ".join(f"{k}={v}" for k, v in jar.items())
+    return path.format(sid=who["sid"]), headers
+
+
+async def drive_httpx(url: str, endpoint: str, clients: int, seconds: float,
+                      identities: list[dict], rate: float = 0.0) -> dict:
+    """The first driver (``--client httpx``): one httpx.AsyncClient per client, with the
+    same closed and open loops as bench/http_load.py (whose docstring says how)."""
     interval = clients / rate if rate else 0.0
     latencies: list[float] = []
     errors: dict[str, int] = {}
-    warm = [0]
-    warm_until = time.perf_counter() + 1.0
+    sent = [0]
+    sessions = []
+    for i in range(clients):  # made before the clock starts (each builds an SSL context)
+        target, headers = who_sends(endpoint, identities[i % len(identities)])
+        sessions.append((target, httpx.AsyncClient(base_url=url, headers=headers, timeout=30)))
+    start = time.perf_counter()
+    warm_until = start + 1.0
     stop_at = warm_until + seconds
 
     async def one(i: int) -> None:
-        who = identities[i % len(identities)]
-        headers, cookies = {}, {}
-        if auth == "token":
-            headers["Authorization"] = f"Bearer {who['token']}"
-        elif auth == "cookie":
-            cookies = who["cookies"]
-        target = path.format(sid=who["sid"])
-        async with httpx.AsyncClient(base_url=url, headers=headers, cookies=cookies,
-                                     timeout=30) as client:
-            due = time.perf_counter() + interval * i / clients
-            while (now := time.perf_counter()) < stop_at:
-                if interval:
-                    if due > now:
-                        await asyncio.sleep(due - now)
-                    now, due = due, due + interval
-                try:
-                    r = await client.get(target)
-                    ok = r.status_code == 200
-                    key = str(r.status_code)
-                except httpx.HTTPError as e:
-                    ok, key = False, type(e).__name__
-                took = time.perf_counter() - now
-                if now < warm_until:
-                    warm[0] += 1
-                elif ok:
-                    latencies.append(took * 1000)
-                else:
-                    errors[key] = errors.get(key, 0) + 1
+        target, client = sessions[i]
+        due = start + interval * i / clients
+        while (now := time.perf_counter()) < stop_at:
+            if interval:
+                if due > now:
+                    await asyncio.sleep(due - now)
+                now, due = due, due + interval
+            try:
+                r = await client.get(target)
+                key = None if r.status_code == 200 else str(r.status_code)
+            except httpx.HTTPError as e:
+                key = type(e).__name__
+            took = time.perf_counter() - now
+            sent[0] += 1
+            if now < warm_until:
+                continue
+            if key is None:
+                latencies.append(took * 1000)
+            else:
+                errors[key] = errors.get(key, 0) + 1
+        await client.aclose()
 
+    cpu = http_load.cpu_s()
     await asyncio.gather(*(one(i) for i in range(clients)))
-    return {"endpoint": endpoint, "requests": len(latencies), "seconds": seconds,
-            "rps": len(latencies) / seconds,
-            "all": len(latencies) + warm[0] + sum(errors.values()), "p50": pct(latencies, 0.5),
-            "p99": pct(latencies, 0.99), "errors": errors}
+    return {"latencies": latencies, "errors": errors, "sent": sent[0],
+            "client_cpu_s": http_load.cpu_s() - cpu}
+
+
+def drive(url: str, endpoint: str, args: argparse.Namespace, identities: list[dict]) -> dict:
+    """One endpoint's run in this (the client) process, summed up."""
+    if args.client == "httpx":
+        r = asyncio.run(drive_httpx(url, endpoint, args.clients, args.seconds, identities,
+                                    args.rate))
+    else:
+        host, port = url.removeprefix("http://").rsplit(":", 1)
+        requests = [http_load.request_bytes(f"{host}:{port}", *who_sends(endpoint, who))
+                    for who in identities]
+        r = http_load.run(host, int(port), requests, args.clients, args.seconds, args.rate)
+    latencies = r["latencies"]
+    return {"endpoint": endpoint, "requests": len(latencies), "seconds": args.seconds,
+            "rps": len(latencies) / args.seconds, "all": r["sent"],
+            "p50": pct(latencies, 0.5), "p99": pct(latencies, 0.99), "errors": r["errors"],
+            "client_cpu_ms": r["client_cpu_s"] * 1000 / max(1, r["sent"])}
 
 
 # --- the server ----------------------------------------------------------------------------
@@ -153,8 +181,8 @@ def wait_healthy(url: str, proc: subprocess.Popen, log: Path) -> None:
 
 
 @contextlib.contextmanager
-def server(folder: Path, db_url: str | None, processes: int,
-           workers: int = 0) -> Iterator[tuple[str, int]]:
+def server(folder: Path, db_url: str | None, processes: int, workers: int = 0,
+           env_extra: dict[str, str] | None = None) -> Iterator[tuple[str, int]]:
     """``judge serve`` on a free port, its log in ``folder``: (URL, pid) once healthy."""
     port = free_port()
     env = {k: v for k, v in os.environ.items() if not k.startswith("JUDGE_")}
@@ -162,32 +190,30 @@ def server(folder: Path, db_url: str | None, processes: int,
                JUDGE_SUBMISSIONS_PER_MINUTE="100000", JUDGE_SUBMISSIONS_IN_FLIGHT="100000")
     if db_url:
         env["JUDGE_DATABASE_URL"] = db_url
-    log = open(folder / "server.log", "wb")
-    proc = subprocess.Popen([sys.executable, "-m", "judge", "serve", "--port", str(port),
-                             "--workers", str(workers), "--data-dir", str(folder / "data"),
-                             "--no-pack-prebuild",
-                             *(["--web-processes", str(processes)] if processes > 1 else [])],
-                            cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT)
-    url = f"http://127.0.0.1:{port}"
-    try:
-        wait_healthy(url, proc, folder / "server.log")
-        yield url, proc.pid
-    finally:
-        proc.terminate()
+    env.update(env_extra or {})
+    with open(folder / "server.log", "wb") as log:
+        proc = subprocess.Popen(
+            [sys.executable, "-m", "judge", "serve", "--port", str(port), "--workers",
+             str(workers), "--data-dir", str(folder / "data"), "--no-pack-prebuild",
+             *(["--web-processes", str(processes)] if processes > 1 else [])],
+            cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT)
+        url = f"http://127.0.0.1:{port}"
         try:
-            proc.wait(timeout=15)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-        log.close()
+            wait_healthy(url, proc, folder / "server.log")
+            yield url, proc.pid
+        finally:
+            proc.terminate()
+            try:
+                proc.wait(timeout=15)
+            except subprocess.TimeoutExpired:
+                proc.kill()
 
 
-def seed(url: str, users: int) -> list[dict]:
-    """Learners with one accepted, speed-ranked submission each; cookies and tokens."""
-    from judge.i18n import T
-    from judge.report import Report, TestResult, ThroughputResult
-    from judge.verdict import Verdict
-    from judge.worker_client import WorkerClient
-
+def seed(url: str, users: int, ranked: bool = True) -> list[dict]:
+    """Learners with one accepted, speed-checked submission each (its leaderboard timing
+    done too unless ``ranked`` is False: then its ranking stays pending, as with no
+    worker); each one's token, session cookie, and a visitor's cookie (an anonymous
+    browser after its first page: the language form's CSRF session)."""
     identities = []
     with httpx.Client(base_url=url, timeout=60) as c:
         for i in range(users):
@@ -198,19 +224,9 @@ def seed(url: str, users: int) -> list[dict]:
             sid = c.post("/api/submissions", json={"problem": PROBLEM, "code": CODE},
                          headers={"Authorization": f"Bearer {token}"}).json()["id"]
             identities.append({"name": name, "token": token, "sid": sid})
-    worker = WorkerClient(url, TOKEN)
-    wid = worker.register("web-load", False, {})
-    for n in range(users):
-        job = worker.claim(wid, False, 5.0)
-        if job is None:
-            sys.exit(f"only {n} of {users} jobs could be claimed")
-        tests = [TestResult(f"case_{k}", "public" if k < 3 else "hidden", T("例", "case"),
-                            Verdict.ACCEPTED, T.same(""), 1.0) for k in range(18)]
-        speed = ThroughputResult("collate", "cpu", Verdict.ACCEPTED, 0.25,
-                                 ratio=0.8 + 0.4 * n / users, pairs=40, sub_ms=2.5, ref_ms=2.5)
-        report = Report(Verdict.ACCEPTED, job.problem, 0, "none", tests=tests,
-                        throughput=[speed])
-        worker.result(job, report.to_json("zh"))
+    fake_worker(url, users, refined=False)  # the verdicts
+    if ranked:
+        fake_worker(url, users, refined=True)  # the rank jobs they queued
     for who in identities:
         with httpx.Client(base_url=url, timeout=60) as c:
             html = c.get("/login").text
@@ -220,7 +236,34 @@ def seed(url: str, users: int) -> list[dict]:
             if r.status_code not in (200, 303):
                 sys.exit(f"logging in {who['name']} failed: {r.status_code}")
             who["cookies"] = dict(c.cookies)
+        with httpx.Client(base_url=url, timeout=60) as c:
+            c.get("/leaderboard").raise_for_status()
+            who["visitor"] = dict(c.cookies)
     return identities
+
+
+def fake_worker(url: str, jobs: int, refined: bool) -> None:
+    """Claim ``jobs`` jobs and post an accepted report with a speed ratio for each (a rank
+    job's report: ``refined``)."""
+    from judge.i18n import T
+    from judge.report import Report, TestResult, ThroughputResult
+    from judge.verdict import Verdict
+    from judge.worker_client import WorkerClient
+
+    worker = WorkerClient(url, TOKEN)
+    wid = worker.register("web-load", False, {})
+    for n in range(jobs):
+        job = worker.claim(wid, False, 5.0)
+        if job is None:
+            sys.exit(f"only {n} of {jobs} jobs could be claimed")
+        tests = [TestResult(f"case_{k}", "public" if k < 3 else "hidden", T("例", "case"),
+                            Verdict.ACCEPTED, T.same(""), 1.0) for k in range(18)]
+        speed = ThroughputResult("collate", "cpu", Verdict.ACCEPTED, 0.25,
+                                 ratio=0.8 + 0.4 * n / jobs, pairs=40, sub_ms=2.5, ref_ms=2.5,
+                                 refined=refined)
+        report = Report(Verdict.ACCEPTED, job.problem, 0, "none", tests=tests,
+                        throughput=[speed])
+        worker.result(job, report.to_json("zh"))
 
 
 def cpu_seconds(pid: int) -> float:
@@ -245,7 +288,7 @@ def run_client(url: str, endpoint: str, args: argparse.Namespace, ids_file: Path
     cpu = cpu_seconds(server_pid)
     out = subprocess.run([sys.executable, __file__, "--drive", url, "--endpoint", endpoint,
                           "--clients", str(args.clients), "--seconds", str(args.seconds),
-                          "--rate", str(args.rate),
+                          "--rate", str(args.rate), "--client", args.client,
                           "--identities", str(ids_file)],
                          capture_output=True, text=True, check=True)
     result = json.loads(out.stdout)
@@ -264,23 +307,35 @@ def main() -> int:
                     help="requests per second in all, open loop (default: closed loop, as "
                          "fast as the server answers)")
     ap.add_argument("--users", type=int, default=50)
+    ap.add_argument("--client", choices=("raw", "httpx"), default="raw",
+                    help="raw: keep-alive asyncio streams, requests built once "
+                         "(bench/http_load.py); httpx: one httpx.AsyncClient per client")
+    ap.add_argument("--unranked", action="store_true",
+                    help="leave the seeded submissions' rankings pending (as with no worker: "
+                         "their status is then read afresh on each request)")
+    ap.add_argument("--no-response-cache", action="store_true",
+                    help="JUDGE_RESPONSE_CACHE=0: every answer built (the page cache still on)")
+    ap.add_argument("--env", action="append", default=[], metavar="JUDGE_X=V",
+                    help="a setting for the server (web/README.md), e.g. "
+                         "JUDGE_PAGE_CACHE_SECONDS=10; repeatable")
     ap.add_argument("--drive", metavar="URL", help=argparse.SUPPRESS)
     ap.add_argument("--endpoint", help=argparse.SUPPRESS)
     ap.add_argument("--identities", help=argparse.SUPPRESS)
     args = ap.parse_args()
     if args.drive:
         identities = json.loads(Path(args.identities).read_text())
-        print(json.dumps(asyncio.run(drive(args.drive, args.endpoint, args.clients,
-                                           args.seconds, identities, args.rate))))
+        print(json.dumps(drive(args.drive, args.endpoint, args, identities)))
         return 0
     unknown = set(args.endpoints) - set(ENDPOINTS)
     if unknown:
         ap.error(f"unknown endpoint(s) {sorted(unknown)}; known: {', '.join(ENDPOINTS)}")
     folder = Path(tempfile.mkdtemp(prefix="web-load-"))
+    env = {"JUDGE_RESPONSE_CACHE": "0"} if args.no_response_cache else {}
+    env.update(e.split("=", 1) for e in args.env)
     with database(args.db) as db_url, \
-            server(folder, db_url, args.web_processes) as (url, pid):
+            server(folder, db_url, args.web_processes, env_extra=env) as (url, pid):
         ids_file = folder / "identities.json"
-        ids_file.write_text(json.dumps(seed(url, args.users)))
+        ids_file.write_text(json.dumps(seed(url, args.users, ranked=not args.unranked)))
         load = f"open loop at {args.rate:g} req/s" if args.rate else "closed loop"
         print(f"{args.db}, {args.web_processes} web process(es), {args.clients} clients, "
               f"{load}, {args.seconds:g} s per endpoint (client in its own process)")
@@ -289,7 +344,8 @@ def main() -> int:
             errors = ", ".join(f"{k}: {v}" for k, v in r["errors"].items()) or "none"
             print(f"{endpoint:<14} {r['rps']:7.0f} req/s   p50 {r['p50']:6.1f} ms   "
                   f"p99 {r['p99']:6.1f} ms   server CPU {r['cpu_ms']:5.2f} ms/req   "
-                  f"errors: {errors}", flush=True)
+                  f"client CPU {r['client_cpu_ms']:4.2f} ms/req   "
+                  f"load {os.getloadavg()[0]:4.1f}   errors: {errors}", flush=True)
     return 0
 
 
