@@ -6,15 +6,18 @@ listens to the app's sessions: a commit that wrote one of those tables (an ORM f
 an UPDATE/DELETE statement) starts a new *generation*, and every cached value of an older
 generation is rebuilt on its next read. On PostgreSQL the change is also published through
 the hub's relay (LISTEN/NOTIFY), so every web process starts a new generation at once.
-Without a relay (several processes on SQLite, or a commit from another program) a value is
-also rebuilt once it is :data:`TTL_S` old: nothing is shown staler than that.
+Several processes on one SQLite database hear of each other's commits through
+web/local_relay.py. Without a relay (a commit from another program) a value is also
+rebuilt once it is :data:`TTL_S` old: nothing is shown staler than that.
 """
 
 from __future__ import annotations
 
+import random
 import threading
 import time
 from collections.abc import Callable, Hashable
+from contextvars import ContextVar
 from typing import Any, TypeVar
 
 from sqlalchemy import event
@@ -26,15 +29,27 @@ CHANGED = "page-cache"  # the hub key (and relay payload) of a new generation
 WATCHED = frozenset({"submissions", "users", "api_tokens", "problem_versions"})
 
 V = TypeVar("V")
+MISSING: Any = object()  # what peek answers for a key it holds no valid value of
+
+# Set by whoever wants to know (web/response_cache.py): marked when a read got the previous
+# value of a key that another reader is rebuilding (contextvars reach the route's thread)
+STALE: ContextVar[list[bool] | None] = ContextVar("page_cache_stale", default=None)
+
+
+Stamp = tuple[int, float, float]  # (generation, when, the share of the TTL it may live)
 
 
 class PageCache:
-    """A keyed memo, valid for one generation and at most ``ttl`` seconds."""
+    """A keyed memo, valid for one generation and at most ``ttl`` seconds.
+
+    Each value lives a random 50-100 % of the TTL: values built together (by readers who
+    came together, or after a new generation) do not all expire at once, so their
+    rebuilds are spread out instead of arriving as one burst every ``ttl`` seconds."""
 
     def __init__(self, ttl: float = TTL_S, clock: Callable[[], float] = time.monotonic) -> None:
         self.ttl, self.clock = ttl, clock
         self.generation = 0
-        self.entries: dict[Hashable, tuple[int, float, Any]] = {}
+        self.entries: dict[Hashable, tuple[Stamp, Any]] = {}
         self.lock = threading.Lock()
         self.hits = self.misses = 0
         self.building: set[Hashable] = set()
@@ -43,22 +58,41 @@ class PageCache:
         with self.lock:
             self.generation += 1
 
+    def stamp(self) -> Stamp:
+        """Now: what a value built from here on is valid for (:meth:`current`)."""
+        return self.generation, self.clock(), 0.5 + 0.5 * random.random()
+
+    def current(self, stamp: Stamp) -> bool:
+        """A value stamped so is still valid: same generation, young enough."""
+        generation, when, share = stamp
+        return generation == self.generation and self.clock() - when < self.ttl * share
+
+    def peek(self, key: Hashable) -> Any:
+        """The value for ``key`` if it is valid, else :data:`MISSING` (nothing is built:
+        for callers that must not wait)."""
+        entry = self.entries.get(key)
+        if entry is not None and self.current(entry[0]):
+            self.hits += 1
+            return entry[1]
+        return MISSING
+
     def get(self, key: Hashable, build: Callable[[], V],
             keep: Callable[[V], bool] | None = None) -> V:
         """The value for ``key``, built if missing, of an older generation or too old;
         kept for the next reads unless ``keep(value)`` says otherwise."""
-        now = self.clock()
         with self.lock:
-            generation = self.generation
+            stamp = self.stamp()
             entry = self.entries.get(key)
-            if entry is not None and entry[0] == generation and now - entry[1] < self.ttl:
+            if entry is not None and self.current(entry[0]):
                 self.hits += 1
-                return entry[2]
+                return entry[1]
             if entry is not None and key in self.building:
                 # Another reader is rebuilding it: the previous value meanwhile, not fifty
                 # rebuilds at once when it expires under load (a stampede).
                 self.hits += 1
-                return entry[2]
+                if (stale := STALE.get()) is not None:
+                    stale.append(True)
+                return entry[1]
             self.misses += 1
             self.building.add(key)
         try:
@@ -70,10 +104,10 @@ class PageCache:
             return value
         with self.lock:
             if len(self.entries) >= MAX_ENTRIES:
-                for old in sorted(self.entries, key=lambda k: self.entries[k][1])[
+                for old in sorted(self.entries, key=lambda k: self.entries[k][0][1])[
                         :MAX_ENTRIES // 2]:
                     del self.entries[old]
-            self.entries[key] = (generation, now, value)
+            self.entries[key] = (stamp, value)
         return value
 
 

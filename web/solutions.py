@@ -55,7 +55,10 @@ def offer(db: Session, user: User | None, problem: ProblemView,
     def solved() -> bool:
         return profiles.has_accepted(db, uid, problem.slug)
 
+    def shared() -> list[Submission]:
+        return profiles.shared(db, problem.slug, besides=uid, limit=SHARED_SHOWN)
+
     if not (cache.get(("solved", uid, problem.slug), solved) if cache else solved()):
         return None
     return Offer(problem, problem.reference,
-                 profiles.shared(db, problem.slug, besides=user.id, limit=SHARED_SHOWN))
+                 cache.get(("shared", uid, problem.slug), shared) if cache else shared())

@@ -9,7 +9,7 @@ from dataclasses import dataclass
 from datetime import date, datetime
 
 from sqlalchemy import func, select
-from sqlalchemy.orm import Session
+from sqlalchemy.orm import Session, joinedload
 
 from web.models import Submission, User
 
@@ -72,5 +72,8 @@ def shared(db: Session, problem: str, *, besides: int, limit: int = 5) -> list[S
                      Submission.share.is_(True), Submission.user_id != besides,
                      User.disabled.is_(False))
               .subquery())
+    # with each one's user: the page shows the name (and may show it from the page cache,
+    # after this session has ended)
     return list(db.scalars(select(Submission).join(ranked, ranked.c.id == Submission.id)
+                           .options(joinedload(Submission.user))
                            .where(ranked.c.rank == 1).order_by(*order).limit(limit)))
