@@ -132,9 +132,13 @@ class Catalog:
         self.source = source or (lambda: load_all(self.root))
         self._set([ProblemView(p) for p in self.source()])
 
+    on_change: Callable[[], None] | None = None  # the app's page cache: a new generation
+
     def _set(self, problems: list[ProblemView]) -> None:
         self.problems, self._by_slug = problems, {p.slug: p for p in problems}
         self.__dict__.pop("version", None)
+        if self.on_change is not None:
+            self.on_change()
 
     def refresh(self) -> bool:
         """Reload when a package changed (or one came or went), so that new submissions

@@ -29,6 +29,7 @@ from web.local_relay import LocalRelay, relay_folder
 from web.page_cache import CHANGED, PageCache, watch
 from web.pg_relay import PgRelay
 from web.practice_pack import PackBuilder
+from web.response_cache import KeptResponses, ResponseCache
 from web.routes import (
     admin_api,
     admin_pages,
@@ -109,6 +110,8 @@ def create_app(settings: Settings | None = None, *, catalog: Catalog | None = No
     app.state.hub = hub = Hub()
     app.state.page_cache = cache = PageCache(settings.page_cache_seconds)
     hub.on(CHANGED, cache.changed)  # another process wrote (the relay)
+    catalog.on_change = cache.changed  # pages show the catalog too
+    app.state.responses = KeptResponses(cache, enabled=lambda: settings.response_cache)
     watch(sessions, cache, publish=lambda: hub.relay and hub.relay.publish(CHANGED))
     app.state.clock = clock
     app.state.templates = make_templates()
@@ -139,6 +142,8 @@ def _assemble(app: FastAPI, settings: Settings) -> None:
     app.add_middleware(SessionMiddleware, secret_key=settings.secret_key or "",
                        session_cookie="judge_session", max_age=settings.session_days * 86400,
                        same_site="lax", https_only=settings.cookie_secure)
+    # outermost: a kept answer goes out before any other middleware runs
+    app.add_middleware(ResponseCache, kept=app.state.responses)
     error_handlers.install(app)
     app.mount("/static", StaticFiles(directory=HERE / "static"), name="static")
     # pages_diff before pages_submissions: /submissions/compare is not a submission id

@@ -13,6 +13,7 @@ from web.deps import CacheDep, CatalogDep, PageUser, SessionDep
 from web.errors import Unavailable
 from web.language import page_lang
 from web.practice_pack import PackError
+from web.response_cache import keep
 from web.templating import render
 
 router = APIRouter(tags=["pages"], include_in_schema=False)
@@ -36,6 +37,7 @@ def leaderboard(request: Request, user: PageUser, db: SessionDep, catalog: Catal
         mine = f' data-user="{escape(user.username)}"'
         # on the str: Markup.replace would escape both arguments (data-user=&#34;...)
         html = Markup(str(html).replace(mine, f"{mine} data-me"))
+    keep(request)
     return render(request, "leaderboard.html", user, lang, board_html=html)
 
 

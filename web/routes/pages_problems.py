@@ -27,6 +27,7 @@ from web.error_handlers import headers_of, status_of
 from web.errors import DomainError, NotFound
 from web.forms import Utf8FormRoute
 from web.language import page_lang
+from web.response_cache import keep
 from web.templating import render
 
 router = APIRouter(tags=["pages"], include_in_schema=False, route_class=Utf8FormRoute)
@@ -47,6 +48,7 @@ def problem_list(request: Request, user: PageUser, db: SessionDep, catalog: Cata
                      lambda: standings.user_status(db, user.id)) if user else {}
     rows = [{"p": p, "status": mine.get(p.slug), "stats": stats.get(p.slug, (0, 0))}
             for p in catalog]
+    keep(request)
     return render(request, "problems.html", user, page_lang(request, user), rows=rows)
 
 
@@ -65,7 +67,9 @@ def problem_page(request: Request, user, db, p: ProblemView, *, code: str | None
 @router.get("/problems/{slug}")
 def problem(slug: str, request: Request, user: PageUser, db: SessionDep,
             catalog: CatalogDep) -> Response:
-    return problem_page(request, user, db, problem_or_404(catalog, slug))
+    page = problem_page(request, user, db, problem_or_404(catalog, slug))
+    keep(request)
+    return page
 
 
 @router.post("/problems/{slug}/submit", dependencies=[CsrfChecked])
