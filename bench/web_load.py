@@ -33,6 +33,7 @@ import re
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -245,9 +246,6 @@ def seed(url: str, users: int, ranked: bool = True) -> list[dict]:
 def fake_worker(url: str, jobs: int, refined: bool) -> None:
     """Claim ``jobs`` jobs and post an accepted report with a speed ratio for each (a rank
     job's report: ``refined``)."""
-    from judge.i18n import T
-    from judge.report import Report, TestResult, ThroughputResult
-    from judge.verdict import Verdict
     from judge.worker_client import WorkerClient
 
     worker = WorkerClient(url, TOKEN)
@@ -256,14 +254,62 @@ def fake_worker(url: str, jobs: int, refined: bool) -> None:
         job = worker.claim(wid, False, 5.0)
         if job is None:
             sys.exit(f"only {n} of {jobs} jobs could be claimed")
-        tests = [TestResult(f"case_{k}", "public" if k < 3 else "hidden", T("例", "case"),
-                            Verdict.ACCEPTED, T.same(""), 1.0) for k in range(18)]
-        speed = ThroughputResult("collate", "cpu", Verdict.ACCEPTED, 0.25,
-                                 ratio=0.8 + 0.4 * n / jobs, pairs=40, sub_ms=2.5, ref_ms=2.5,
-                                 refined=refined)
-        report = Report(Verdict.ACCEPTED, job.problem, 0, "none", tests=tests,
-                        throughput=[speed])
-        worker.result(job, report.to_json("zh"))
+        worker.result(job, verdict_report(job.problem, 0.8 + 0.4 * n / jobs, refined))
+
+
+@contextlib.contextmanager
+def judging(url: str, rate: float, name: str) -> Iterator[list[int]]:
+    """While inside: another learner submits ``rate`` times a second and a fake worker
+    judges each at once (no speed check: no rank job), so that every cache of the server
+    meets new generations as on a busy evening: a submission, its claim and its verdict
+    each write ``submissions``. Yields the count of verdicts stored so far."""
+    done = [0]
+    if not rate:
+        yield done
+        return
+    from judge.worker_client import WorkerClient
+
+    stop = threading.Event()
+    with httpx.Client(base_url=url, timeout=60) as c:
+        c.post("/api/users", json={"username": name, "password": PASSWORD}).raise_for_status()
+        token = c.post("/api/token", data={"username": name, "password": PASSWORD}
+                       ).json()["access_token"]
+        worker = WorkerClient(url, TOKEN)
+        wid = worker.register("web-load-busy", False, {})
+
+        def loop() -> None:
+            due = time.monotonic()
+            while not stop.wait(max(0.0, due - time.monotonic())):
+                due += 1 / rate
+                c.post("/api/submissions", json={"problem": PROBLEM, "code": CODE},
+                       headers={"Authorization": f"Bearer {token}"}).raise_for_status()
+                job = worker.claim(wid, False, 5.0)
+                if job is not None:
+                    worker.result(job, verdict_report(job.problem))
+                    done[0] += 1
+
+        thread = threading.Thread(target=loop, name="judging", daemon=True)
+        thread.start()
+        try:
+            yield done
+        finally:
+            stop.set()
+            thread.join(30)
+
+
+def verdict_report(problem: str, ratio: float | None = None, refined: bool = False) -> dict:
+    """An accepted report as a worker posts it (with a speed check when ``ratio``)."""
+    from judge.i18n import T
+    from judge.report import Report, TestResult, ThroughputResult
+    from judge.verdict import Verdict
+
+    tests = [TestResult(f"case_{k}", "public" if k < 3 else "hidden", T("例", "case"),
+                        Verdict.ACCEPTED, T.same(""), 1.0) for k in range(18)]
+    speed = [] if ratio is None else [ThroughputResult(
+        "collate", "cpu", Verdict.ACCEPTED, 0.25, ratio=ratio, pairs=40, sub_ms=2.5,
+        ref_ms=2.5, refined=refined)]
+    return Report(Verdict.ACCEPTED, problem, 0, "none", tests=tests,
+                  throughput=speed).to_json("zh")
 
 
 def cpu_seconds(pid: int) -> float:
@@ -285,15 +331,30 @@ def cpu_seconds(pid: int) -> float:
 
 def run_client(url: str, endpoint: str, args: argparse.Namespace, ids_file: Path,
                server_pid: int) -> dict:
-    cpu = cpu_seconds(server_pid)
+    with judging(url, args.judging, f"busy-{endpoint}") as verdicts:
+        cpu = cpu_seconds(server_pid)
+        result = drive_process(url, endpoint, args, ids_file)
+        result["cpu_ms"] = (cpu_seconds(server_pid) - cpu) * 1000 / max(1, result["all"])
+    result["verdicts"] = verdicts[0]
+    return result
+
+
+def drive_process(url: str, endpoint: str, args: argparse.Namespace, ids_file: Path) -> dict:
     out = subprocess.run([sys.executable, __file__, "--drive", url, "--endpoint", endpoint,
                           "--clients", str(args.clients), "--seconds", str(args.seconds),
                           "--rate", str(args.rate), "--client", args.client,
                           "--identities", str(ids_file)],
                          capture_output=True, text=True, check=True)
-    result = json.loads(out.stdout)
-    result["cpu_ms"] = (cpu_seconds(server_pid) - cpu) * 1000 / max(1, result["all"])
-    return result
+    return json.loads(out.stdout)
+
+
+def summary(endpoint: str, r: dict, judging: float) -> str:
+    errors = ", ".join(f"{k}: {v}" for k, v in r["errors"].items()) or "none"
+    verdicts = f"   verdicts stored {r['verdicts']}" if judging else ""
+    return (f"{endpoint:<16} {r['rps']:6.0f} req/s   p50 {r['p50']:6.1f} ms   "
+            f"p99 {r['p99']:6.1f} ms   server CPU {r['cpu_ms']:5.2f} ms/req   "
+            f"client CPU {r['client_cpu_ms']:4.2f} ms/req   "
+            f"load {os.getloadavg()[0]:4.1f}   errors: {errors}{verdicts}")
 
 
 def main() -> int:
@@ -315,6 +376,10 @@ def main() -> int:
                          "their status is then read afresh on each request)")
     ap.add_argument("--no-response-cache", action="store_true",
                     help="JUDGE_RESPONSE_CACHE=0: every answer built (the page cache still on)")
+    ap.add_argument("--judging", type=float, default=0.0, metavar="R",
+                    help="while each endpoint is measured, store R verdicts a second (another "
+                         "learner's submissions, judged by a fake worker): every cache meets "
+                         "new generations, as when workers are busy")
     ap.add_argument("--env", action="append", default=[], metavar="JUDGE_X=V",
                     help="a setting for the server (web/README.md), e.g. "
                          "JUDGE_PAGE_CACHE_SECONDS=10; repeatable")
@@ -337,15 +402,13 @@ def main() -> int:
         ids_file = folder / "identities.json"
         ids_file.write_text(json.dumps(seed(url, args.users, ranked=not args.unranked)))
         load = f"open loop at {args.rate:g} req/s" if args.rate else "closed loop"
-        print(f"{args.db}, {args.web_processes} web process(es), {args.clients} clients, "
-              f"{load}, {args.seconds:g} s per endpoint (client in its own process)")
+        print(f"{args.db}, {args.web_processes} web process(es), {args.clients} clients "
+              f"({args.client}), {load}, {args.seconds:g} s per endpoint (client in its own "
+              f"process){', response cache off' if args.no_response_cache else ''}"
+              f"{f', {args.judging:g} verdicts/s stored meanwhile' if args.judging else ''}")
         for endpoint in args.endpoints:
             r = run_client(url, endpoint, args, ids_file, pid)
-            errors = ", ".join(f"{k}: {v}" for k, v in r["errors"].items()) or "none"
-            print(f"{endpoint:<14} {r['rps']:7.0f} req/s   p50 {r['p50']:6.1f} ms   "
-                  f"p99 {r['p99']:6.1f} ms   server CPU {r['cpu_ms']:5.2f} ms/req   "
-                  f"client CPU {r['client_cpu_ms']:4.2f} ms/req   "
-                  f"load {os.getloadavg()[0]:4.1f}   errors: {errors}", flush=True)
+            print(summary(endpoint, r, args.judging), flush=True)
     return 0
 
 
