@@ -81,6 +81,13 @@ class ProblemView:
             self._html[lang] = markdown.render(self.statement(lang))
         return self._html[lang]
 
+    def rendered(self, key: str, render: Callable[[], str]) -> str:
+        """What a page renders from this version alone (``render()``), rendered once: a
+        version's files never change."""
+        if key not in self._html:
+            self._html[key] = render()
+        return self._html[key]
+
     @cached_property
     def has_solution(self) -> bool:  # a version's files never change: one look at the disk
         return self.problem.has_solution

@@ -7,6 +7,7 @@ from typing import Annotated
 
 from fastapi import APIRouter, Form, Request
 from fastapi.responses import RedirectResponse, Response
+from markupsafe import Markup
 
 from judge.i18n import T
 from web import solutions, submitting
@@ -52,14 +53,25 @@ def problem_list(request: Request, user: PageUser, db: SessionDep, catalog: Cata
     return render(request, "problems.html", user, page_lang(request, user), rows=rows)
 
 
+def statement_part(request: Request, p: ProblemView, lang: str) -> Markup:
+    """The statement, limits and public tests, rendered once per version and language."""
+    def build() -> str:
+        template = request.app.state.templates.get_template("_problem_statement.html")
+        return template.render(p=p, lang=lang, t=lambda zh, en: en if lang == "en" else zh)
+
+    return Markup(p.rendered(f"_problem_statement.html:{lang}", build))
+
+
 def problem_page(request: Request, user, db, p: ProblemView, *, code: str | None = None,
                  error: str | None = None, status: int = 200,
                  headers: dict[str, str] | None = None, share: bool = False) -> Response:
     cache = request.app.state.page_cache
     recent = cache.get(("recent", user.id, p.slug), lambda: submissions.user_submissions(
         db, user.id, problem=p.slug, limit=5)) if user else []
-    return render(request, "problem.html", user, page_lang(request, user), status=status,
+    lang = page_lang(request, user)
+    return render(request, "problem.html", user, lang, status=status,
                   headers=headers, p=p, recent=recent, error=error,
+                  statement_part=statement_part(request, p, lang),
                   solution=solutions.offer(db, user, p, cache), share=share,
                   code=p.starter if code is None else code, code_from_server=code is not None)
 
