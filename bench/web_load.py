@@ -1,25 +1,35 @@
 """Web capacity: requests per second and tail latency of the pages learners load most, with
 the server in one process and the clients in another, as in a real deployment.
 
-    python bench/web_load.py [--db sqlite|postgres] [--web-processes N] [--clients 50] [--rate R]
-                             [--seconds 10] [--users 50] [ENDPOINT ...]
+    python bench/web_load.py [--db sqlite|postgres] [--web-processes N] [--rate R]
+                             [--seconds 10] [--clients 50] [--users 50] [--client raw|httpx ...]
+                             [--judging R] [--unranked] [--no-response-cache]
+                             [--env JUDGE_X=V ...] [ENDPOINT ...]
 
 Starts ``python -m judge serve --workers 0`` (no judging on the machine) on a fresh data
 folder, on SQLite or on a throwaway PostgreSQL cluster (tests/web/postgres.py), with N
-uvicorn processes (``--web-processes``; PostgreSQL only). It seeds ``--users`` learners,
-each with one accepted padding-collate submission (a fake worker posts the results, with a
-speed ratio each, so the leaderboard has rows), logs each of them in (a session cookie)
-and takes a bearer token for each.
+uvicorn processes (``--web-processes``). It seeds ``--users`` learners, each with one
+accepted padding-collate submission whose leaderboard timing is done too (a fake worker
+posts the verdicts and the rank jobs' results, with a speed ratio each, so the leaderboard
+has rows; ``--unranked`` leaves the timings pending), logs each of them in (a session
+cookie), takes a bearer token for each, and an anonymous visitor's cookie.
 
 Then, for each endpoint in turn, a separate client process (``--drive``) keeps
-``--clients`` concurrent keep-alive connections busy for ``--seconds`` (after a second of
-warm-up that is not counted) and prints requests per second, p50 and p99 and the errors.
-Endpoints: ``problem`` (/problems/padding-collate as a logged-in learner, each client its
-own), ``problem-anon``, ``leaderboard``, ``status`` (GET /api/submissions/ID with each
-client's token, its own submission), ``api-problems`` (/api/problems).
+``--clients`` keep-alive connections busy for ``--seconds`` (after a second of warm-up
+that is not counted): closed loop by default (each connection sends its next request
+when answered: the most the server serves), or open loop at ``--rate`` requests a second
+in all (latency counted from when each request was due; bench/http_load.py says how). It
+prints requests per second, p50 and p99, the CPU the server's processes spent per request
+(user + system, from /proc: load-insensitive, unlike the latencies), the client's own CPU
+per request, the load average and the errors. Endpoints: ``problem``
+(/problems/padding-collate as a logged-in learner, each client its own), ``problem-anon``
+(as a visitor), ``leaderboard``, ``leaderboard-anon``, ``status`` (GET /api/submissions/ID
+with each client's token, its own submission), ``api-problems`` (/api/problems),
+``healthz``. ``--judging R`` stores R verdicts a second while each endpoint is measured,
+so that the caches meet changes as when workers are busy.
 
 The client and the server share this machine's cores: the figures are what the server
-serves while one core also runs the clients, a floor for a server on its own machine.
+serves while the client also runs, a floor for a server on its own machine.
 """
 
 from __future__ import annotations
@@ -126,9 +136,10 @@ async def drive_httpx(url: str, endpoint: str, clients: int, seconds: float,
             "client_cpu_s": http_load.cpu_s() - cpu}
 
 
-def drive(url: str, endpoint: str, args: argparse.Namespace, identities: list[dict]) -> dict:
+def drive(url: str, endpoint: str, args: argparse.Namespace, identities: list[dict],
+          client: str) -> dict:
     """One endpoint's run in this (the client) process, summed up."""
-    if args.client == "httpx":
+    if client == "httpx":
         r = asyncio.run(drive_httpx(url, endpoint, args.clients, args.seconds, identities,
                                     args.rate))
     else:
@@ -330,19 +341,20 @@ def cpu_seconds(pid: int) -> float:
 
 
 def run_client(url: str, endpoint: str, args: argparse.Namespace, ids_file: Path,
-               server_pid: int) -> dict:
-    with judging(url, args.judging, f"busy-{endpoint}") as verdicts:
+               server_pid: int, client: str) -> dict:
+    with judging(url, args.judging, f"busy-{endpoint}-{client}") as verdicts:
         cpu = cpu_seconds(server_pid)
-        result = drive_process(url, endpoint, args, ids_file)
+        result = drive_process(url, endpoint, args, ids_file, client)
         result["cpu_ms"] = (cpu_seconds(server_pid) - cpu) * 1000 / max(1, result["all"])
     result["verdicts"] = verdicts[0]
     return result
 
 
-def drive_process(url: str, endpoint: str, args: argparse.Namespace, ids_file: Path) -> dict:
+def drive_process(url: str, endpoint: str, args: argparse.Namespace, ids_file: Path,
+                  client: str) -> dict:
     out = subprocess.run([sys.executable, __file__, "--drive", url, "--endpoint", endpoint,
                           "--clients", str(args.clients), "--seconds", str(args.seconds),
-                          "--rate", str(args.rate), "--client", args.client,
+                          "--rate", str(args.rate), "--client", client,
                           "--identities", str(ids_file)],
                          capture_output=True, text=True, check=True)
     return json.loads(out.stdout)
@@ -357,7 +369,7 @@ def summary(endpoint: str, r: dict, judging: float) -> str:
             f"load {os.getloadavg()[0]:4.1f}   errors: {errors}{verdicts}")
 
 
-def main() -> int:
+def arguments() -> tuple[argparse.ArgumentParser, argparse.Namespace]:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("endpoints", nargs="*", default=list(ENDPOINTS))
     ap.add_argument("--db", choices=("sqlite", "postgres"), default="sqlite")
@@ -368,9 +380,10 @@ def main() -> int:
                     help="requests per second in all, open loop (default: closed loop, as "
                          "fast as the server answers)")
     ap.add_argument("--users", type=int, default=50)
-    ap.add_argument("--client", choices=("raw", "httpx"), default="raw",
+    ap.add_argument("--client", choices=("raw", "httpx"), nargs="+", default=["raw"],
                     help="raw: keep-alive asyncio streams, requests built once "
-                         "(bench/http_load.py); httpx: one httpx.AsyncClient per client")
+                         "(bench/http_load.py); httpx: one httpx.AsyncClient per client; "
+                         "both: each endpoint with each, on the same server")
     ap.add_argument("--unranked", action="store_true",
                     help="leave the seeded submissions' rankings pending (as with no worker: "
                          "their status is then read afresh on each request)")
@@ -386,10 +399,14 @@ def main() -> int:
     ap.add_argument("--drive", metavar="URL", help=argparse.SUPPRESS)
     ap.add_argument("--endpoint", help=argparse.SUPPRESS)
     ap.add_argument("--identities", help=argparse.SUPPRESS)
-    args = ap.parse_args()
+    return ap, ap.parse_args()
+
+
+def main() -> int:
+    ap, args = arguments()
     if args.drive:
         identities = json.loads(Path(args.identities).read_text())
-        print(json.dumps(drive(args.drive, args.endpoint, args, identities)))
+        print(json.dumps(drive(args.drive, args.endpoint, args, identities, args.client[0])))
         return 0
     unknown = set(args.endpoints) - set(ENDPOINTS)
     if unknown:
@@ -402,13 +419,15 @@ def main() -> int:
         ids_file = folder / "identities.json"
         ids_file.write_text(json.dumps(seed(url, args.users, ranked=not args.unranked)))
         load = f"open loop at {args.rate:g} req/s" if args.rate else "closed loop"
-        print(f"{args.db}, {args.web_processes} web process(es), {args.clients} clients "
-              f"({args.client}), {load}, {args.seconds:g} s per endpoint (client in its own "
-              f"process){', response cache off' if args.no_response_cache else ''}"
+        print(f"{args.db}, {args.web_processes} web process(es), {args.clients} clients, "
+              f"{load}, {args.seconds:g} s per endpoint (client in its own process)"
+              f"{', response cache off' if args.no_response_cache else ''}"
               f"{f', {args.judging:g} verdicts/s stored meanwhile' if args.judging else ''}")
         for endpoint in args.endpoints:
-            r = run_client(url, endpoint, args, ids_file, pid)
-            print(summary(endpoint, r, args.judging), flush=True)
+            for client in args.client:
+                r = run_client(url, endpoint, args, ids_file, pid, client)
+                name = endpoint if args.client == ["raw"] else f"{endpoint} ({client})"
+                print(summary(name, r, args.judging), flush=True)
     return 0
 
 

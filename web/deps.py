@@ -97,7 +97,8 @@ def cached_user(request: Request, db: Session, key: tuple,
             db.expunge(user)
         return user
 
-    return _attach(db, request.app.state.page_cache.get(key, build))
+    # a user's or token's row changes with "everything" (web/page_cache.py): no scope
+    return _attach(db, request.app.state.page_cache.get(key, build, scopes=()))
 
 
 def _attach(db: Session, cached: User | None) -> User | None:

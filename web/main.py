@@ -22,12 +22,13 @@ from judge.package import problems_dir
 from judge.problem_store import Store
 from judge.upload import LIMITS
 from web import bundled, db, error_handlers
+from web.cache_scopes import watch
 from web.catalog import Catalog
 from web.data import bank, queue
 from web.deps import session_user
 from web.hub import Hub
 from web.local_relay import LocalRelay, relay_folder
-from web.page_cache import CHANGED, PageCache, watch
+from web.page_cache import CHANGED, PageCache, encode
 from web.pg_relay import PgRelay
 from web.practice_pack import PackBuilder
 from web.response_cache import KeptResponses, ResponseCache
@@ -108,18 +109,27 @@ def create_app(settings: Settings | None = None, *, catalog: Catalog | None = No
     app.state.sessionmaker = sessions
     app.state.catalog = catalog
     app.state.store = store
-    app.state.hub = hub = Hub()
-    app.state.page_cache = cache = PageCache(settings.page_cache_seconds)
-    hub.on(CHANGED, cache.changed)  # another process wrote (the relay)
-    catalog.on_change = cache.changed  # pages show the catalog too
-    app.state.responses = KeptResponses(cache, enabled=lambda: settings.response_cache)
-    watch(sessions, cache, publish=lambda: hub.relay and hub.relay.publish(CHANGED))
+    app.state.hub = Hub()
+    _caches(app, settings)
     app.state.clock = clock
     app.state.templates = make_templates()
     app.state.pack = PackBuilder(settings, catalog)
 
     _assemble(app, settings)
     return app
+
+
+def _caches(app: FastAPI, settings: Settings) -> None:
+    """The page cache, told of every change by this process's commits, the relay and the
+    catalog; the kept answers (web/response_cache.py) follow it."""
+    state, hub = app.state, app.state.hub
+    state.page_cache = cache = PageCache(settings.page_cache_seconds)
+    hub.on(CHANGED, cache.changed)  # another process wrote (the relay): anything
+    hub.on_any(cache.heard)  # or some scopes
+    state.catalog.on_change = cache.changed  # pages show the catalog too
+    state.responses = KeptResponses(cache, enabled=lambda: settings.response_cache)
+    watch(state.sessionmaker, cache,
+          publish=lambda scopes: hub.relay and hub.relay.publish(encode(scopes)))
 
 
 def _relay(engine, settings: Settings, hub: Hub) -> PgRelay | LocalRelay:

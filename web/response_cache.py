@@ -1,23 +1,22 @@
-"""Whole answers of the busiest GETs, kept per page-cache generation (web/page_cache.py).
+"""Whole answers of the busiest GETs, kept until what they show changes (web/page_cache.py).
 
 The problem page, the leaderboard and a judged submission's status change only when a
-watched table is written (a verdict, a version, a user) or the catalog changes, and each
-of those starts a new generation. A route whose answer depends only on what it read
-through the page cache and on the request's *key* calls :func:`keep`; this middleware,
-outermost, stores the answer's bytes under that key for the generation it started in and
+watched table is written (a verdict, a version, a user) or the catalog changes. A route
+whose answer depends only on the request's *key* and on what it read through the page
+cache calls :func:`keep`; this middleware, outermost, stores the answer's bytes under that
+key, with the scopes of every page-cache value the route read (web.page_cache.Reads), and
 sends them again to the next identical request without running anything else (no
 session decoding, no dependencies, no thread, no template: about a tenth of a
-millisecond instead of several).
+millisecond instead of several) until one of those scopes changes, or everything does.
 
 The key is the method, path and query, the scheme, and the headers a page may read:
 ``Host``, ``Cookie`` (the signed session and the language cookie), ``Authorization`` and
 ``Accept-Language``. So an answer goes back only to a request carrying the same
-credentials: never someone else's page, and the same page only until the next write (in
-this process, or announced by the relay) or the cache's TTL (``JUDGE_PAGE_CACHE_SECONDS``).
-Kept only: status 200, no ``Set-Cookie`` (a new session or language cookie is per
-visitor), a route that called :func:`keep`, and no value of an older generation used
-while it was built (the page cache serves the previous value while one reader rebuilds
-it; :data:`web.page_cache.STALE`).
+credentials: never someone else's page, and the same page only until a write it depends
+on (in this process, or announced by the relay) or the cache's TTL
+(``JUDGE_PAGE_CACHE_SECONDS``). Kept only: status 200, no ``Set-Cookie`` (a new session or
+language cookie is per visitor), a route that called :func:`keep`, and no value used that
+the page cache was still rebuilding (it serves the previous one meanwhile).
 """
 
 from __future__ import annotations
@@ -28,7 +27,7 @@ from typing import Any
 from starlette.requests import Request
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from web.page_cache import STALE, PageCache, Stamp
+from web.page_cache import READS, PageCache, Reads, Scopes, Stamp
 
 KEEP = "response_cache_keep"  # the request.state flag a route sets
 VARY = frozenset({b"host", b"cookie", b"authorization", b"accept-language"})
@@ -52,26 +51,28 @@ class KeptResponses:
 
     def __init__(self, cache: PageCache, enabled: Callable[[], bool] = lambda: True) -> None:
         self.cache, self.enabled = cache, enabled
-        self.entries: dict[tuple, tuple[Stamp, Message, bytes]] = {}
+        self.entries: dict[tuple, tuple[Stamp, Scopes, Message, bytes]] = {}
         self.size = 0
         self.hits = self.misses = 0
 
     def find(self, key: tuple) -> tuple[Message, bytes] | None:
         entry = self.entries.get(key)
-        if entry is not None and self.cache.current(entry[0]):
+        if entry is not None and self.cache.current(entry[0], entry[1]):
             self.hits += 1
-            return entry[1], entry[2]
+            return entry[2], entry[3]
         self.misses += 1
         return None
 
-    def store(self, key: tuple, stamp: Stamp, start: Message, body: bytes) -> None:
+    def store(self, key: tuple, stamp: Stamp, reads: Reads, start: Message,
+              body: bytes) -> None:
         old = self.entries.pop(key, None)
         if old is not None:
-            self.size -= len(old[2])
+            self.size -= len(old[3])
         if self.size + len(body) > MAX_BYTES:
             for k in list(self.entries)[:len(self.entries) // 2 + 1]:
-                self.size -= len(self.entries.pop(k)[2])
-        self.entries[key] = (stamp, start, body)
+                self.size -= len(self.entries.pop(k)[3])
+        scopes = None if reads.scopes is None else frozenset(reads.scopes)
+        self.entries[key] = (stamp, scopes, start, body)
         self.size += len(body)
 
 
@@ -91,13 +92,13 @@ class ResponseCache:
             await send({"type": "http.response.body", "body": found[1]})
             return
         scope.setdefault("state", {})  # request.state: shared with the route's Request
-        stale: list[bool] = []
-        token = STALE.set(stale)
+        reads = Reads()
+        token = READS.set(reads)
         try:
             await self.app(scope, receive, _Recorder(self.kept, scope, send, key,
-                                                     self.kept.cache.stamp(), stale))
+                                                     self.kept.cache.stamp(), reads))
         finally:
-            STALE.reset(token)
+            READS.reset(token)
 
 
 class _Recorder:
@@ -105,9 +106,9 @@ class _Recorder:
     when the route asked for it and nothing forbids it."""
 
     def __init__(self, owner: KeptResponses, scope: Scope, send: Send, key: tuple,
-                 stamp: Stamp, stale: list[bool]) -> None:
+                 stamp: Stamp, reads: Reads) -> None:
         self.owner, self.scope, self.send = owner, scope, send
-        self.key, self.stamp, self.stale = key, stamp, stale
+        self.key, self.stamp, self.reads = key, stamp, reads
         self.start: Message | None = None
         self.parts: list[bytes] | None = None
 
@@ -120,9 +121,10 @@ class _Recorder:
             self.parts.append(message.get("body", b""))
             if sum(map(len, self.parts)) > MAX_BODY:
                 self.parts = None
-            elif not message.get("more_body", False) and not self.stale:
+            elif not message.get("more_body", False) and not self.reads.stale:
                 assert self.start is not None
-                self.owner.store(self.key, self.stamp, self.start, b"".join(self.parts))
+                self.owner.store(self.key, self.stamp, self.reads, self.start,
+                                 b"".join(self.parts))
         await self.send(message)
 
     def _keepable(self, start: Message) -> bool:

@@ -60,8 +60,10 @@ def offer(db: Session, user: User | None, problem: ProblemView,
         # (kept once per generation), the reader's own left out below
         return profiles.shared(db, problem.slug, limit=SHARED_SHOWN + 1)
 
-    if not (cache.get(("solved", uid, problem.slug), solved) if cache else solved()):
+    if not (cache.get(("solved", uid, problem.slug), solved, scopes=[("user", uid)])
+            if cache else solved()):
         return None
-    fastest = cache.get(("shared", problem.slug), shared) if cache else shared()
+    fastest = cache.get(("shared", problem.slug), shared, scopes=["shared"]) if cache else (
+        shared())
     return Offer(problem, problem.reference,
                  [s for s in fastest if s.user_id != uid][:SHARED_SHOWN])

@@ -7,6 +7,7 @@ from fastapi import FastAPI, Request
 from fastapi.testclient import TestClient
 
 from tests.web.support import (
+    GOOD,
     browser_login,
     fake_report,
     judge_next,
@@ -15,7 +16,9 @@ from tests.web.support import (
     submit,
 )
 from web.catalog import Catalog
-from web.page_cache import MISSING, PageCache
+from web.hub import Hub
+from web.models import Submission
+from web.page_cache import CHANGED, MISSING, PageCache, decode, encode
 from web.response_cache import KeptResponses, ResponseCache, keep
 
 
@@ -130,3 +133,105 @@ def test_values_built_together_expire_apart():
     now[0] = 2.0
     assert all(cache.peek(k) is MISSING for k in range(200))  # all expired; peek builds none
     assert cache.get(0, lambda: 2) == 2
+
+
+# ------------------------------------------------------------- scopes (web/cache_scopes.py)
+
+def test_a_value_is_rebuilt_after_a_change_of_its_scopes_or_of_everything_only():
+    cache = PageCache(ttl=3600)
+    built: list[str] = []
+
+    def get(key, scopes):
+        return cache.get(key, lambda: built.append(key) or len(built), scopes=scopes)
+
+    get("alice", [("user", 1)])
+    get("board", ["standings"])
+    get("any", None)
+    cache.changed({("user", 2), "standings"})  # bob's verdict
+    get("alice", [("user", 1)])
+    get("board", ["standings"])
+    get("any", None)
+    assert built == ["alice", "board", "any", "board", "any"]
+    cache.changed()  # everything: a user, a version, the catalog
+    get("alice", [("user", 1)])
+    assert built[-1] == "alice"
+
+
+def test_a_commit_names_the_owners_of_the_submissions_it_wrote(app, client):
+    from sqlalchemy import delete, update
+
+    cache = app.state.page_cache
+    alice, bob = make_user(client, "alice"), make_user(client, "bob")
+    sid = submit(client, alice).json()["id"]
+    other = submit(client, bob).json()["id"]
+    with app.state.sessionmaker() as db:
+        uid = db.get(Submission, sid).user_id
+
+        def changed_by(statement) -> dict:
+            before = dict(cache.last)
+            db.execute(statement)
+            db.commit()
+            return {k: v for k, v in cache.last.items() if before.get(k) != v}
+
+        by_id = changed_by(update(Submission).where(Submission.id == sid,
+                                                    Submission.status == "queued")
+                           .values(status="running"))
+        assert set(by_id) == {("user", uid), ("submission", sid), "standings"}
+        by_ids = changed_by(update(Submission).where(Submission.id.in_([sid, other]))
+                            .values(passed=0))
+        assert ("submission", other) in by_ids and "*" not in by_ids
+        assert set(changed_by(update(Submission).where(Submission.user_id == uid)
+                              .values(passed=1))) == {"*"}  # rows it cannot tell
+        assert set(changed_by(update(Submission).where(Submission.id == sid)
+                              .values(share=True))) == {"*"}  # the shared lists
+        db.get(Submission, sid).verdict = "accepted"  # through the ORM
+        db.commit()
+        assert cache.last[("user", uid)] == cache.generation
+        assert set(changed_by(delete(Submission).where(Submission.id == other))) == {"*"}
+
+
+def test_another_learners_verdict_leaves_a_learners_kept_pages_and_the_leaderboard_shows_it(
+        app, client, worker):
+    app.state.page_cache.ttl = 3600  # only a change can refresh them here
+    alice, bob = make_user(client, "alice"), make_user(client, "bob")
+    sid = submit(client, alice).json()["id"]
+    judge_next(worker, fake_report(passed=True))
+    browser_login(client, "alice")
+    pages = {path: client.get(path).text
+             for path in ("/problems/add-one", "/leaderboard", f"/api/submissions/{sid}")}
+    submit(client, bob)
+    judge_next(worker, fake_report(passed=True))  # bob: submitted, claimed, judged
+    before = hits(app)
+    assert client.get("/problems/add-one").text == pages["/problems/add-one"]
+    assert client.get(f"/api/submissions/{sid}", headers=alice).text
+    assert hits(app) == before + 1  # alice's page was kept (the status: a new key)
+    assert 'data-user="bob"' in client.get("/leaderboard").text  # the leaderboard was not
+
+
+def test_a_solution_shared_by_another_shows_at_once_to_those_who_solved(app, client, worker):
+    app.state.page_cache.ttl = 3600
+    alice, bob = make_user(client, "alice"), make_user(client, "bob")
+    submit(client, alice)
+    judge_next(worker, fake_report(passed=True))
+    browser_login(client, "alice")
+    assert 'id="no-shared"' in client.get("/problems/add-one").text
+    client.post("/api/submissions", json={"problem": "add-one", "code": GOOD, "share": True},
+                headers=bob)
+    judge_next(worker, fake_report(passed=True))
+    page = client.get("/problems/add-one").text
+    assert 'id="no-shared"' not in page and "/users/bob" in page
+
+
+def test_scoped_changes_cross_the_relay():
+    cache = PageCache(ttl=3600)
+    hub = Hub()
+    hub.on(CHANGED, cache.changed)
+    hub.on_any(cache.heard)
+    scopes = {("user", 3), ("submission", 17), "standings", "shared"}
+    payload = encode(scopes)
+    assert decode(payload) == scopes and decode(CHANGED) is None
+    hub.wake_local(payload)
+    assert set(cache.last) == scopes
+    hub.wake_local(CHANGED)
+    assert "*" in cache.last
+    assert encode({("user", n) for n in range(500)}) == CHANGED  # too long: everything

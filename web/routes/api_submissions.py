@@ -89,7 +89,8 @@ def read(sid: int, request: Request, user: ApiUser, db: SessionDep,
     # its view, and the whole answer, are kept for the generation. One in progress is read
     # each time (events, queue position), and so is one whose ranking job is pending (its
     # progress).
-    owner, data = cache.get(("submission", sid, lang, user.is_admin), build, keep=settled)
+    owner, data = cache.get(("submission", sid, lang, user.is_admin), build, keep=settled,
+                            scopes=[("submission", sid)])
     if owner != user.id and not user.is_admin:
         raise NotFound(NOT_FOUND)
     if settled((owner, data)):

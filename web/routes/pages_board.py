@@ -32,7 +32,8 @@ def leaderboard(request: Request, user: PageUser, db: SessionDep, catalog: Catal
         return Markup(template.render(t=lambda zh, en: en if lang == "en" else zh, lang=lang,
                                       board=board, fastest=fastest))
 
-    html = cache.get(("board", lang, *(p.version for p in catalog)), tables)
+    html = cache.get(("board", lang, *(p.version for p in catalog)), tables,
+                     scopes=["standings"])
     if user is not None:  # the reader's own rows
         mine = f' data-user="{escape(user.username)}"'
         # on the str: Markup.replace would escape both arguments (data-user=&#34;...)

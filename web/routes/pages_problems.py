@@ -44,9 +44,9 @@ def problem_or_404(catalog, slug: str) -> ProblemView:
 @router.get("/")
 def problem_list(request: Request, user: PageUser, db: SessionDep, catalog: CatalogDep,
                  cache: CacheDep) -> Response:
-    stats = cache.get("problem-stats", lambda: standings.problem_stats(db))
-    mine = cache.get(("user-status", user.id),
-                     lambda: standings.user_status(db, user.id)) if user else {}
+    stats = cache.get("problem-stats", lambda: standings.problem_stats(db), scopes=["standings"])
+    mine = cache.get(("user-status", user.id), lambda: standings.user_status(db, user.id),
+                     scopes=[("user", user.id)]) if user else {}
     rows = [{"p": p, "status": mine.get(p.slug), "stats": stats.get(p.slug, (0, 0))}
             for p in catalog]
     keep(request)
@@ -67,7 +67,7 @@ def problem_page(request: Request, user, db, p: ProblemView, *, code: str | None
                  headers: dict[str, str] | None = None, share: bool = False) -> Response:
     cache = request.app.state.page_cache
     recent = cache.get(("recent", user.id, p.slug), lambda: submissions.user_submissions(
-        db, user.id, problem=p.slug, limit=5)) if user else []
+        db, user.id, problem=p.slug, limit=5), scopes=[("user", user.id)]) if user else []
     lang = page_lang(request, user)
     return render(request, "problem.html", user, lang, status=status,
                   headers=headers, p=p, recent=recent, error=error,
