@@ -2,9 +2,9 @@
 the server in one process and the clients in another, as in a real deployment.
 
     python bench/web_load.py [--db sqlite|postgres] [--web-processes N] [--rate R]
-                             [--seconds 10] [--clients 50] [--users 50] [--client raw|httpx ...]
-                             [--judging R] [--unranked] [--no-response-cache]
-                             [--env JUDGE_X=V ...] [ENDPOINT ...]
+                             [--seconds 10] [--clients 50] [--users 50]
+                             [--client raw|httpx|raw,httpx] [--judging R] [--unranked]
+                             [--no-response-cache] [--env JUDGE_X=V ...] [ENDPOINT ...]
 
 Starts ``python -m judge serve --workers 0`` (no judging on the machine) on a fresh data
 folder, on SQLite or on a throwaway PostgreSQL cluster (tests/web/postgres.py), with N
@@ -380,10 +380,11 @@ def arguments() -> tuple[argparse.ArgumentParser, argparse.Namespace]:
                     help="requests per second in all, open loop (default: closed loop, as "
                          "fast as the server answers)")
     ap.add_argument("--users", type=int, default=50)
-    ap.add_argument("--client", choices=("raw", "httpx"), nargs="+", default=["raw"],
+    ap.add_argument("--client", type=lambda v: v.split(","), default=["raw"],
+                    metavar="raw|httpx|raw,httpx",
                     help="raw: keep-alive asyncio streams, requests built once "
                          "(bench/http_load.py); httpx: one httpx.AsyncClient per client; "
-                         "both: each endpoint with each, on the same server")
+                         "raw,httpx: each endpoint with each, on the same server")
     ap.add_argument("--unranked", action="store_true",
                     help="leave the seeded submissions' rankings pending (as with no worker: "
                          "their status is then read afresh on each request)")
@@ -404,6 +405,8 @@ def arguments() -> tuple[argparse.ArgumentParser, argparse.Namespace]:
 
 def main() -> int:
     ap, args = arguments()
+    if set(args.client) - {"raw", "httpx"}:
+        ap.error("--client: raw, httpx or raw,httpx")
     if args.drive:
         identities = json.loads(Path(args.identities).read_text())
         print(json.dumps(drive(args.drive, args.endpoint, args, identities, args.client[0])))

@@ -28,12 +28,20 @@ WATCHED = frozenset({"submissions", "users", "api_tokens", "problem_versions"})
 NOTES = "page_cache_changes"  # Session.info: {"scopes": set | None, "ids": set}
 
 
-def submission_scopes(sid: int, user_id: int, shared: bool) -> set[Hashable]:
-    """What a write of this submission changes."""
-    scopes: set[Hashable] = {("user", user_id), ("submission", sid), "standings"}
+def submission_scopes(sid: int, user_id: int, shared: bool, standings: bool) -> set[Hashable]:
+    """What a write of this submission changes: ``standings`` unless it only queued the
+    submission or moved it between queued and running (the leaderboard and the acceptance
+    rates count judged submissions only)."""
+    scopes: set[Hashable] = {("user", user_id), ("submission", sid)}
     if shared:
         scopes.add("shared")
+    if standings:
+        scopes.add("standings")
     return scopes
+
+
+def _changed_columns(obj: Submission) -> set[str]:
+    return {attr.key for attr in inspect(obj).attrs if attr.history.has_changes()}
 
 
 def ids_named(where: Any) -> set[int] | None:
@@ -93,9 +101,12 @@ def watch(sessions: sessionmaker[Session], cache: PageCache,
         for obj in (*session.new, *session.dirty, *session.deleted):
             table = getattr(obj, "__tablename__", None)
             if isinstance(obj, Submission) and obj.id is not None and obj.user_id is not None:
-                shared = bool(obj.share) or (obj not in session.new and inspect(
-                    obj).attrs.share.history.has_changes())  # no longer shared
-                _note(session, submission_scopes(obj.id, obj.user_id, shared))
+                new = obj in session.new
+                columns = set() if new else _changed_columns(obj)
+                standings = (obj.verdict is not None if new else obj in session.deleted
+                             or bool(columns - {"status"}))
+                shared = bool(obj.share) or "share" in columns  # or no longer shared
+                _note(session, submission_scopes(obj.id, obj.user_id, shared, standings))
             elif table in WATCHED:
                 _note(session)
 
@@ -104,11 +115,11 @@ def watch(sessions: sessionmaker[Session], cache: PageCache,
         if not (state.is_update or state.is_delete or state.is_insert):
             return
         table = _table(state.statement)
-        if table == "submissions" and state.is_update and "share" not in _columns_set(
-                state.statement):
+        columns = _columns_set(state.statement)
+        if table == "submissions" and state.is_update and "share" not in columns:
             ids = ids_named(getattr(state.statement, "whereclause", None))
-            if ids:
-                _note(state.session, ids=ids)  # whose they are: looked up before the commit
+            if ids:  # whose they are: looked up before the commit
+                _note(state.session, {"standings"} if columns - {"status"} else set(), ids)
             else:
                 _note(state.session)
         elif table in WATCHED:
@@ -121,9 +132,7 @@ def watch(sessions: sessionmaker[Session], cache: PageCache,
             rows = session.execute(select(Submission.id, Submission.user_id, Submission.share)
                                    .where(Submission.id.in_(sorted(notes["ids"]))))
             for sid, user_id, shared in rows:
-                notes["scopes"] |= submission_scopes(sid, user_id, bool(shared))
-            notes["scopes"] |= {("submission", sid) for sid in notes["ids"]}  # even deleted
-            notes["scopes"].add("standings")
+                notes["scopes"] |= submission_scopes(sid, user_id, bool(shared), False)
             notes["ids"] = set()
 
     @event.listens_for(sessions, "after_commit")
