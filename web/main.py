@@ -27,6 +27,7 @@ from web.catalog import Catalog
 from web.data import bank, queue
 from web.deps import session_user
 from web.hub import Hub
+from web.language import LANGS
 from web.local_relay import LocalRelay, relay_folder
 from web.page_cache import CHANGED, PageCache, encode
 from web.pg_relay import PgRelay
@@ -147,11 +148,16 @@ def app_from_env() -> FastAPI:
 
 
 def ready_to_serve(app: FastAPI) -> FastAPI:
-    """Put what the process holds once it has started (the imports, torch's among them
-    through the sandbox protocol; the catalog; the templates: some 270,000 objects) out
-    of the cyclic garbage collector's reach. A full collection walked all of it and
-    stalled every request of the process for 100-500 ms, a few times a minute under
-    load; now it walks what requests made since."""
+    """Render what every problem page shows of each version (in each language), so that no
+    learner's first view in this process waits for it (the first statement also imports
+    Markdown and Pygments: 200 ms); then put what the process holds (the imports, torch's
+    among them through the sandbox protocol; the catalog; the templates: some 270,000
+    objects) out of the cyclic garbage collector's reach. A full collection walked all of
+    it and stalled every request of the process for 100-500 ms, a few times a minute
+    under load; now it walks what requests made since."""
+    for problem in app.state.catalog:
+        for lang in LANGS:
+            pages_problems.statement_part(app.state.templates, problem, lang)
     gc.collect()
     gc.freeze()
     return app

@@ -53,10 +53,10 @@ def problem_list(request: Request, user: PageUser, db: SessionDep, catalog: Cata
     return render(request, "problems.html", user, page_lang(request, user), rows=rows)
 
 
-def statement_part(request: Request, p: ProblemView, lang: str) -> Markup:
+def statement_part(templates, p: ProblemView, lang: str) -> Markup:
     """The statement, limits and public tests, rendered once per version and language."""
     def build() -> str:
-        template = request.app.state.templates.get_template("_problem_statement.html")
+        template = templates.get_template("_problem_statement.html")
         return template.render(p=p, lang=lang, t=lambda zh, en: en if lang == "en" else zh)
 
     return Markup(p.rendered(f"_problem_statement.html:{lang}", build))
@@ -71,7 +71,7 @@ def problem_page(request: Request, user, db, p: ProblemView, *, code: str | None
     lang = page_lang(request, user)
     return render(request, "problem.html", user, lang, status=status,
                   headers=headers, p=p, recent=recent, error=error,
-                  statement_part=statement_part(request, p, lang),
+                  statement_part=statement_part(request.app.state.templates, p, lang),
                   solution=solutions.offer(db, user, p, cache), share=share,
                   code=p.starter if code is None else code, code_from_server=code is not None)
 
