@@ -81,6 +81,13 @@ class ProblemView:
             self._html[lang] = markdown.render(self.statement(lang))
         return self._html[lang]
 
+    def rendered(self, key: str, render: Callable[[], str]) -> str:
+        """What a page renders from this version alone (``render()``), rendered once: a
+        version's files never change."""
+        if key not in self._html:
+            self._html[key] = render()
+        return self._html[key]
+
     @cached_property
     def has_solution(self) -> bool:  # a version's files never change: one look at the disk
         return self.problem.has_solution
@@ -132,9 +139,13 @@ class Catalog:
         self.source = source or (lambda: load_all(self.root))
         self._set([ProblemView(p) for p in self.source()])
 
+    on_change: Callable[[], None] | None = None  # the app's page cache: a new generation
+
     def _set(self, problems: list[ProblemView]) -> None:
         self.problems, self._by_slug = problems, {p.slug: p for p in problems}
         self.__dict__.pop("version", None)
+        if self.on_change is not None:
+            self.on_change()
 
     def refresh(self) -> bool:
         """Reload when a package changed (or one came or went), so that new submissions

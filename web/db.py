@@ -47,8 +47,17 @@ def make_engine(url: str) -> Engine:
     return create_engine(url, pool_pre_ping=True)
 
 
+CONNECTED = "connected"  # Session.info: it took a connection (closing it may reach the database)
+
+
 def make_sessionmaker(engine: Engine) -> sessionmaker[Session]:
-    return sessionmaker(engine, expire_on_commit=False)
+    maker = sessionmaker(engine, expire_on_commit=False)
+
+    @event.listens_for(maker, "after_begin")
+    def _connected(session: Session, _transaction, _connection) -> None:
+        session.info[CONNECTED] = True
+
+    return maker
 
 
 def alembic_config(engine: Engine) -> Config:

@@ -4,52 +4,67 @@ Who is asking: ``TokenUser`` (a bearer token; the API's writes), ``ApiUser`` (a 
 token or the page's session cookie; the API's reads, so the submission page's
 EventSource works, and the admin API, whose writes by cookie must carry the CSRF token),
 ``PageUser``/``LoggedIn`` (the session cookie) and ``WorkerAuth`` (the worker token).
+
+The dependencies are ``async``: FastAPI runs a plain ``def`` dependency in a thread of its
+pool, and a request that hopped threads five times spent more on the hops than on its
+page. Only what may wait on the database goes to a thread: closing a session that used a
+connection, and looking up a user the page cache does not hold.
 """
 
 from __future__ import annotations
 
 import secrets
-from collections.abc import Callable, Iterator
+from collections.abc import AsyncIterator, Callable
 from datetime import datetime
 from typing import Annotated
 
 from fastapi import Depends, Form, Request
 from fastapi.security import OAuth2PasswordBearer
 from sqlalchemy.orm import Session
+from starlette.concurrency import run_in_threadpool
 
 from judge.i18n import T
 from web.catalog import Catalog
 from web.data import accounts
+from web.db import CONNECTED
 from web.errors import Forbidden, LoginRequired, Unauthorized
 from web.hub import Hub
-from web.page_cache import PageCache
 from web.models import User
+from web.page_cache import MISSING, PageCache
 from web.security import csrf_ok, token_hash
 from web.settings import Settings
 
 
-def get_db(request: Request) -> Iterator[Session]:
-    with request.app.state.sessionmaker() as session:
+async def get_db(request: Request) -> AsyncIterator[Session]:
+    """A session; it takes a connection only when first used (a page served from the page
+    cache never does), and only then is closing it (a rollback) done in a thread."""
+    session = request.app.state.sessionmaker()
+    try:
         yield session
+    finally:
+        if session.info.pop(CONNECTED, False):
+            await run_in_threadpool(session.close)
+        else:
+            session.close()
 
 
-def get_settings(request: Request) -> Settings:
+async def get_settings(request: Request) -> Settings:
     return request.app.state.settings
 
 
-def get_catalog(request: Request) -> Catalog:
+async def get_catalog(request: Request) -> Catalog:
     return request.app.state.catalog
 
 
-def get_hub(request: Request) -> Hub:
+async def get_hub(request: Request) -> Hub:
     return request.app.state.hub
 
 
-def get_page_cache(request: Request) -> PageCache:
+async def get_page_cache(request: Request) -> PageCache:
     return request.app.state.page_cache
 
 
-def get_now(request: Request) -> datetime:
+async def get_now(request: Request) -> datetime:
     clock: Callable[[], datetime] = request.app.state.clock
     return clock()
 
@@ -82,18 +97,37 @@ def cached_user(request: Request, db: Session, key: tuple,
             db.expunge(user)
         return user
 
-    cached = request.app.state.page_cache.get(key, build)
+    # a user's or token's row changes with "everything" (web/page_cache.py): no scope
+    return _attach(db, request.app.state.page_cache.get(key, build, scopes=()))
+
+
+def _attach(db: Session, cached: User | None) -> User | None:
     return None if cached is None else db.merge(cached, load=False)
 
 
-def user_for_token(request: Request, db: Session, now: datetime, token: str) -> User | None:
+async def cached_user_async(request: Request, db: Session, key: tuple,
+                            load: Callable[[], User | None]) -> User | None:
+    """:func:`cached_user`, on the event loop when the page cache holds the user (no
+    query), else in a thread."""
+    cached = request.app.state.page_cache.peek(key)
+    if cached is MISSING:
+        return await run_in_threadpool(cached_user, request, db, key, load)
+    return _attach(db, cached)
+
+
+def _token_lookup(request: Request, db: Session, now: datetime,
+                  token: str) -> tuple[tuple, Callable[[], User | None]]:
     digest = token_hash(token)
-    return cached_user(request, db, ("token", digest),
-                       lambda: accounts.user_for_token(db, digest, now))
+    return ("token", digest), lambda: accounts.user_for_token(db, digest, now)
 
 
-def _from_token(request: Request, db: Session, now: datetime, token: str) -> User:
-    user = user_for_token(request, db, now, token)
+async def user_for_token(request: Request, db: Session, now: datetime,
+                         token: str) -> User | None:
+    return await cached_user_async(request, db, *_token_lookup(request, db, now, token))
+
+
+async def _from_token(request: Request, db: Session, now: datetime, token: str) -> User:
+    user = await user_for_token(request, db, now, token)
     if user is None:
         raise Unauthorized(T("登录令牌无效或已过期，请重新获取",
                                  "invalid or expired token; get a new one"))
@@ -101,11 +135,15 @@ def _from_token(request: Request, db: Session, now: datetime, token: str) -> Use
     return user
 
 
-def _from_session(request: Request, db: Session) -> User | None:
+def _session_lookup(request: Request, db: Session
+                    ) -> tuple[tuple, Callable[[], User | None]] | None:
     uid = request.session.get("uid")
-    user = cached_user(request, db, ("user", uid),
-                       lambda: db.get(User, uid)) if isinstance(uid, int) else None
-    # disabled since logging in, or logged out since (a copy of the cookie): logged out
+    return (("user", uid), lambda: db.get(User, uid)) if isinstance(uid, int) else None
+
+
+def _session_holder(request: Request, user: User | None) -> User | None:
+    """The session's user, unless disabled since logging in or logged out since (a copy
+    of the cookie): then logged out."""
     if user is not None and (user.disabled
                              or request.session.get("gen", 0) != user.session_gen):
         request.session.clear()
@@ -116,17 +154,24 @@ def _from_session(request: Request, db: Session) -> User | None:
     return user
 
 
+async def _from_session(request: Request, db: Session) -> User | None:
+    lookup = _session_lookup(request, db)
+    user = await cached_user_async(request, db, *lookup) if lookup else None
+    return _session_holder(request, user)
+
+
 def session_user(request: Request, db: Session) -> User | None:
     """The logged-in user of a request that no route answers (a page the middleware
     refuses, such as a 413), with its language set as a page would."""
-    return _from_session(request, db)
+    lookup = _session_lookup(request, db)
+    return _session_holder(request, cached_user(request, db, *lookup) if lookup else None)
 
 
-def token_user(request: Request, db: SessionDep, now: Now,
-               token: Annotated[str | None, Depends(oauth2)]) -> User:
+async def token_user(request: Request, db: SessionDep, now: Now,
+                     token: Annotated[str | None, Depends(oauth2)]) -> User:
     if not token:
         raise Unauthorized(MISSING_TOKEN)
-    return _from_token(request, db, now, token)
+    return await _from_token(request, db, now, token)
 
 
 SAFE_METHODS = ("GET", "HEAD", "OPTIONS")
@@ -138,15 +183,15 @@ API_CSRF = T(f"用登录会话（cookie）调用会修改数据的 API 时，要
              f"scripts should use Authorization: Bearer <token>")
 
 
-def api_user(request: Request, db: SessionDep, now: Now,
-             token: Annotated[str | None, Depends(oauth2)]) -> User:
+async def api_user(request: Request, db: SessionDep, now: Now,
+                   token: Annotated[str | None, Depends(oauth2)]) -> User:
     """A bearer token, else the session cookie. A cookie is sent by the browser whoever
     made the request, so a request that changes data must prove it came from one of our
     pages: the session's CSRF token in a header (another site cannot read it, nor send a
     custom header without a CORS preflight)."""
     if token:
-        return _from_token(request, db, now, token)
-    user = _from_session(request, db)
+        return await _from_token(request, db, now, token)
+    user = await _from_session(request, db)
     if user is None:
         raise Unauthorized(MISSING_TOKEN)
     if (request.method not in SAFE_METHODS
@@ -155,23 +200,23 @@ def api_user(request: Request, db: SessionDep, now: Now,
     return user
 
 
-def reader(request: Request, db: SessionDep, now: Now,
-           token: Annotated[str | None, Depends(oauth2)]) -> User | None:
+async def reader(request: Request, db: SessionDep, now: Now,
+                 token: Annotated[str | None, Depends(oauth2)]) -> User | None:
     """Who reads a public route, if anyone says: their saved language answers it. A token
     that is not valid (any more) is ignored here: the data is public."""
     if token:
-        user = user_for_token(request, db, now, token)
+        user = await user_for_token(request, db, now, token)
         if user is not None:
             request.state.lang = user.lang
         return user
-    return _from_session(request, db)
+    return await _from_session(request, db)
 
 
-def page_user(request: Request, db: SessionDep) -> User | None:
-    return _from_session(request, db)
+async def page_user(request: Request, db: SessionDep) -> User | None:
+    return await _from_session(request, db)
 
 
-def logged_in(request: Request, user: Annotated[User | None, Depends(page_user)]) -> User:
+async def logged_in(request: Request, user: Annotated[User | None, Depends(page_user)]) -> User:
     if user is None:
         path = request.url.path + (f"?{request.url.query}" if request.url.query else "")
         raise LoginRequired(path)
@@ -181,28 +226,28 @@ def logged_in(request: Request, user: Annotated[User | None, Depends(page_user)]
 NOT_ADMIN = T("这里只对管理员开放", "this is for admins only")
 
 
-def admin_page(request: Request, user: Annotated[User, Depends(logged_in)]) -> User:
+async def admin_page(request: Request, user: Annotated[User, Depends(logged_in)]) -> User:
     """An admin's page: anonymous visitors go to the login page, other users get 403."""
     if not user.is_admin:
         raise Forbidden(NOT_ADMIN)
     return user
 
 
-def admin_api(user: Annotated[User, Depends(api_user)]) -> User:
+async def admin_api(user: Annotated[User, Depends(api_user)]) -> User:
     """The admin API (bearer token or session): 401 without one, 403 for non-admins."""
     if not user.is_admin:
         raise Forbidden(NOT_ADMIN)
     return user
 
 
-def worker_auth(settings: SettingsDep,
+async def worker_auth(settings: SettingsDep,
                 token: Annotated[str | None, Depends(oauth2)]) -> None:
     expected = settings.worker_token or ""
     if not (token and expected and secrets.compare_digest(token, expected)):
         raise Unauthorized(T("缺少或错误的评测机令牌", "missing or wrong worker token"))
 
 
-def check_csrf(request: Request, csrf_token: Annotated[str, Form()] = "") -> None:
+async def check_csrf(request: Request, csrf_token: Annotated[str, Form()] = "") -> None:
     if not csrf_ok(request.session, csrf_token):
         raise Forbidden(T("表单已过期或来源不明（CSRF 校验失败），请刷新页面后重试",
                                  "the form expired or came from elsewhere (CSRF check "

@@ -28,9 +28,14 @@ class Hub:
         # called (in the waking thread, thread-safe) whenever a key is woken here or by the
         # relay: web.page_cache's new generation
         self.listeners: dict[Hashable, list[Callable[[], None]]] = {}
+        self.any_key: list[Callable[[Hashable], None]] = []  # called with every key
 
     def on(self, key: Hashable, listener: Callable[[], None]) -> None:
         self.listeners.setdefault(key, []).append(listener)
+
+    def on_any(self, listener: Callable[[Hashable], None]) -> None:
+        """``listener(key)`` for every key woken here (web.page_cache's scoped changes)."""
+        self.any_key.append(listener)
 
     def bind(self, loop: asyncio.AbstractEventLoop) -> None:
         self.loop = loop
@@ -44,6 +49,8 @@ class Hub:
     def wake_local(self, key: Hashable) -> None:
         for listener in self.listeners.get(key, ()):
             listener()  # at once, in the caller's thread (the relay's)
+        for heard in self.any_key:
+            heard(key)
         self._on_loop(self._wake, key)
 
     def wake_all(self) -> None:

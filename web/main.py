@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import gc
 import logging
 from collections.abc import AsyncIterator, Callable
 from datetime import datetime
@@ -21,14 +22,17 @@ from judge.package import problems_dir
 from judge.problem_store import Store
 from judge.upload import LIMITS
 from web import bundled, db, error_handlers
+from web.cache_scopes import watch
 from web.catalog import Catalog
 from web.data import bank, queue
 from web.deps import session_user
 from web.hub import Hub
+from web.language import LANGS
 from web.local_relay import LocalRelay, relay_folder
-from web.page_cache import CHANGED, PageCache, watch
+from web.page_cache import CHANGED, PageCache, encode
 from web.pg_relay import PgRelay
 from web.practice_pack import PackBuilder
+from web.response_cache import KeptResponses, ResponseCache
 from web.routes import (
     admin_api,
     admin_pages,
@@ -106,16 +110,27 @@ def create_app(settings: Settings | None = None, *, catalog: Catalog | None = No
     app.state.sessionmaker = sessions
     app.state.catalog = catalog
     app.state.store = store
-    app.state.hub = hub = Hub()
-    app.state.page_cache = cache = PageCache(settings.page_cache_seconds)
-    hub.on(CHANGED, cache.changed)  # another process wrote (the relay)
-    watch(sessions, cache, publish=lambda: hub.relay and hub.relay.publish(CHANGED))
+    app.state.hub = Hub()
+    _caches(app, settings)
     app.state.clock = clock
     app.state.templates = make_templates()
     app.state.pack = PackBuilder(settings, catalog)
 
     _assemble(app, settings)
     return app
+
+
+def _caches(app: FastAPI, settings: Settings) -> None:
+    """The page cache, told of every change by this process's commits, the relay and the
+    catalog; the kept answers (web/response_cache.py) follow it."""
+    state, hub = app.state, app.state.hub
+    state.page_cache = cache = PageCache(settings.page_cache_seconds)
+    hub.on(CHANGED, cache.changed)  # another process wrote (the relay): anything
+    hub.on_any(cache.heard)  # or some scopes
+    state.catalog.on_change = cache.changed  # pages show the catalog too
+    state.responses = KeptResponses(cache, enabled=lambda: settings.response_cache)
+    watch(state.sessionmaker, cache,
+          publish=lambda scopes: hub.relay and hub.relay.publish(encode(scopes)))
 
 
 def _relay(engine, settings: Settings, hub: Hub) -> PgRelay | LocalRelay:
@@ -129,7 +144,23 @@ def _relay(engine, settings: Settings, hub: Hub) -> PgRelay | LocalRelay:
 def app_from_env() -> FastAPI:
     """The app as ``serve --web-processes N`` starts it in each of its processes: settings
     from the environment (``JUDGE_*``, which ``serve`` sets from its arguments)."""
-    return create_app(Settings())
+    return ready_to_serve(create_app(Settings()))
+
+
+def ready_to_serve(app: FastAPI) -> FastAPI:
+    """Render what every problem page shows of each version (in each language), so that no
+    learner's first view in this process waits for it (the first statement also imports
+    Markdown and Pygments: 200 ms); then put what the process holds (the imports, torch's
+    among them through the sandbox protocol; the catalog; the templates: some 270,000
+    objects) out of the cyclic garbage collector's reach. A full collection walked all of
+    it and stalled every request of the process for 100-500 ms, a few times a minute
+    under load; now it walks what requests made since."""
+    for problem in app.state.catalog:
+        for lang in LANGS:
+            pages_problems.statement_part(app.state.templates, problem, lang)
+    gc.collect()
+    gc.freeze()
+    return app
 
 
 def _assemble(app: FastAPI, settings: Settings) -> None:
@@ -139,6 +170,8 @@ def _assemble(app: FastAPI, settings: Settings) -> None:
     app.add_middleware(SessionMiddleware, secret_key=settings.secret_key or "",
                        session_cookie="judge_session", max_age=settings.session_days * 86400,
                        same_site="lax", https_only=settings.cookie_secure)
+    # outermost: a kept answer goes out before any other middleware runs
+    app.add_middleware(ResponseCache, kept=app.state.responses)
     error_handlers.install(app)
     app.mount("/static", StaticFiles(directory=HERE / "static"), name="static")
     # pages_diff before pages_submissions: /submissions/compare is not a submission id

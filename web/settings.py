@@ -38,6 +38,8 @@ class Settings(BaseSettings):
     # the longest a cached page part (leaderboard, acceptance, a judged submission) is kept
     # when no change is announced to this process (web.page_cache)
     page_cache_seconds: float = Field(default=2.0, ge=0)
+    # whole answers of the busiest GETs, per generation and credentials (web.response_cache)
+    response_cache: bool = True
     token_days: int = Field(default=30, ge=1)
     session_days: int = Field(default=14, ge=1)
     cookie_secure: bool = False

@@ -55,7 +55,15 @@ def offer(db: Session, user: User | None, problem: ProblemView,
     def solved() -> bool:
         return profiles.has_accepted(db, uid, problem.slug)
 
-    if not (cache.get(("solved", uid, problem.slug), solved) if cache else solved()):
+    def shared() -> list[Submission]:
+        # everyone's fastest, one more than shown: the same for every reader of the problem
+        # (kept once per generation), the reader's own left out below
+        return profiles.shared(db, problem.slug, limit=SHARED_SHOWN + 1)
+
+    if not (cache.get(("solved", uid, problem.slug), solved, scopes=[("user", uid)])
+            if cache else solved()):
         return None
+    fastest = cache.get(("shared", problem.slug), shared, scopes=["shared"]) if cache else (
+        shared())
     return Offer(problem, problem.reference,
-                 profiles.shared(db, problem.slug, besides=user.id, limit=SHARED_SHOWN))
+                 [s for s in fastest if s.user_id != uid][:SHARED_SHOWN])

@@ -7,6 +7,8 @@ in both languages is written as ``t("中文", "English")`` beside each other in 
 
 from __future__ import annotations
 
+import time
+from collections.abc import Callable
 from datetime import datetime
 from pathlib import Path
 from typing import Any
@@ -91,6 +93,19 @@ def verdict_labels(lang: str) -> dict[str, str]:
     return {str(v): label(lang) for v, label in LABELS.items()}
 
 
+def bundle_built(path: Path, *, now: Callable[[], float] = time.monotonic) -> bool:
+    """Whether a front-end bundle exists (scripts/build_frontend.sh), looked at once in
+    :data:`BUNDLE_LOOK_S` rather than on every page."""
+    seen = _bundles.get(path)
+    if seen is None or now() - seen[0] > BUNDLE_LOOK_S:
+        seen = _bundles[path] = (now(), path.is_file())
+    return seen[1]
+
+
+BUNDLE_LOOK_S = 10.0
+_bundles: dict[Path, tuple[float, bool]] = {}
+
+
 def context(request: Request, user, lang: str, **extra: Any) -> dict[str, Any]:
     def t(zh: str, en: str) -> str:
         return en if lang == "en" else zh
@@ -98,7 +113,7 @@ def context(request: Request, user, lang: str, **extra: Any) -> dict[str, Any]:
     here = request.url.path + (f"?{request.url.query}" if request.url.query else "")
     return {"request": request, "user": user, "lang": lang, "t": t, "here": here,
             "csrf": csrf_token(request.session), "labels": verdict_labels(lang),
-            "editor_bundle": EDITOR_BUNDLE.is_file(), "math_bundle": MATH_BUNDLE.is_file(),
+            "editor_bundle": bundle_built(EDITOR_BUNDLE), "math_bundle": bundle_built(MATH_BUNDLE),
             **extra}
 
 

@@ -226,6 +226,37 @@ def test_the_leaderboard_shows_pending_then_the_refined_ratio(client, app, alice
     assert rows(app, f"select rank_ratio from submissions where id = {sid}")[0][0] == 0.7734
 
 
+@both
+def test_the_speed_boards_rank_each_users_best_refined_ratio_then_the_waiting(client, app):
+    """web.data.standings.speed_boards: one query for every problem."""
+    from web.data.standings import speed_boards
+    from web.models import Submission, User
+
+    names = ["ann", "ben", "cat", "dan", "eve"]
+    for name in names:
+        make_user(client, name)
+    plan = [("ann", "accepted", "done", 0.9), ("ben", "accepted", "done", 1.2),
+            ("ann", "accepted", "done", 1.2), ("ann", "accepted", "done", 1.2),
+            ("cat", "accepted", "failed", None), ("cat", "accepted", "pending", None),
+            ("dan", "accepted", "failed", None), ("eve", "accepted", "pending", None),
+            ("eve", "accepted", "done", 0.5), ("dan", "wrong_answer", "done", 3.0),
+            ("ben", "accepted", "done", 2.0)]
+    with app.state.sessionmaker() as db:
+        uid = {u.username: u.id for u in db.query(User)}
+        subs = [Submission(user_id=uid[name], problem="add-one", problem_version="v",
+                           code="", status="done", verdict=verdict, rank_status=state,
+                           rank_ratio=ratio, created_at=app.state.clock())
+                for name, verdict, state, ratio in plan]
+        db.add_all(subs)
+        db.commit()
+        ids = [s.id for s in subs]
+        boards = speed_boards(db, ["add-one", "elsewhere"])
+    assert boards["add-one"] == ([("ben", 2.0, ids[10]), ("ann", 1.2, ids[2]),
+                                  ("eve", 0.5, ids[8])],
+                                 [("cat", "pending"), ("dan", "failed")])
+    assert boards["elsewhere"] == ([], [])
+
+
 def test_the_submission_page_shows_the_timing(client, app, alice, worker):
     """Provisional numbers (the verdict run's) while the ranking is pending, with its
     status; the refined ones after, each with the interval, the times per kind of input

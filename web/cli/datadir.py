@@ -13,21 +13,22 @@ from sqlalchemy.orm import Session, sessionmaker
 from judge.package import problems_dir
 from judge.problem_store import Store
 from web import bundled, db
+from web.cache_scopes import watch
 from web.local_relay import relay_folder, send_once
+from web.page_cache import PageCache, encode
 from web.pg_relay import notify_once
-from web.page_cache import CHANGED, PageCache, watch
 from web.settings import Settings
 
 log = logging.getLogger("web.cli")
 
 
-def announce(settings: Settings, engine) -> None:
+def announce(settings: Settings, engine, payload: str) -> None:
     """Tell the running web processes that pages they cache are out of date."""
     try:
         if engine.dialect.name == "postgresql":
-            notify_once(engine, CHANGED)
+            notify_once(engine, payload)
         else:
-            send_once(relay_folder(settings.data_dir), CHANGED)
+            send_once(relay_folder(settings.data_dir), payload)
     except Exception as e:  # they see it within their cache's TTL anyway
         log.warning("could not tell the web processes about this change: %s", e)
 
@@ -48,7 +49,8 @@ def open_data(args: argparse.Namespace) -> DataFolder:
     sessions, store = db.make_sessionmaker(engine), Store(settings.bank_dir)
     # what these commands change (a user disabled, a version published) reaches the
     # running web processes' caches at once, not after their TTL
-    watch(sessions, PageCache(), publish=lambda: announce(settings, engine))
+    watch(sessions, PageCache(),
+          publish=lambda scopes: announce(settings, engine, encode(scopes)))
     folder = Path(args.problems) if getattr(args, "problems", None) else (
         settings.problems_dir or problems_dir())
     with sessions() as session:

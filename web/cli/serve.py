@@ -20,7 +20,7 @@ from judge.cli_worker import quiet_http_logs
 from judge.isolation import WARNING as NO_SANDBOX_WARNING
 from judge.isolation import dev_mode_requested, sandbox_unavailable
 from judge.package import ROOT
-from web.main import create_app
+from web.main import create_app, ready_to_serve
 from web.practice_pack import PackError
 from web.settings import Settings
 
@@ -113,7 +113,8 @@ def cmd_serve(args: argparse.Namespace) -> int:
     supervisor = Supervisor(args.workers, command, env)
     if args.web_processes > 1:
         return _serve_processes(args, settings, supervisor)
-    config = uvicorn.Config(app, host=args.host, port=args.port, log_level="info",
+    config = uvicorn.Config(ready_to_serve(app), host=args.host, port=args.port,
+                            log_level="info",
                             timeout_graceful_shutdown=3, access_log=args.access_log)
     server = make_server(config, on_exit=supervisor.stop)
     log.info("serving on %s with %d worker(s); data in %s", server_url, args.workers,

@@ -9,7 +9,7 @@ from dataclasses import dataclass
 from datetime import date, datetime
 
 from sqlalchemy import func, select
-from sqlalchemy.orm import Session
+from sqlalchemy.orm import Session, joinedload
 
 from web.models import Submission, User
 
@@ -61,16 +61,20 @@ def has_accepted(db: Session, user_id: int, problem: str) -> bool:
                      ) is not None
 
 
-def shared(db: Session, problem: str, *, besides: int, limit: int = 5) -> list[Submission]:
-    """The fastest shared accepted submission of each other user (not ``besides``, not a
+def shared(db: Session, problem: str, *, besides: int | None = None,
+           limit: int = 5) -> list[Submission]:
+    """The fastest shared accepted submission of each user (but ``besides``, and not a
     disabled account), fastest first; without a measured ratio, the earliest first."""
     order = (Submission.ratio.desc().nulls_last(), Submission.id)
     ranked = (select(Submission.id, func.row_number()
                      .over(partition_by=Submission.user_id, order_by=order).label("rank"))
               .join(User, User.id == Submission.user_id)
               .where(Submission.problem == problem, Submission.verdict == ACCEPTED,
-                     Submission.share.is_(True), Submission.user_id != besides,
-                     User.disabled.is_(False))
+                     Submission.share.is_(True), User.disabled.is_(False),
+                     *([] if besides is None else [Submission.user_id != besides]))
               .subquery())
+    # with each one's user: the page shows the name (and may show it from the page cache,
+    # after this session has ended)
     return list(db.scalars(select(Submission).join(ranked, ranked.c.id == Submission.id)
+                           .options(joinedload(Submission.user))
                            .where(ranked.c.rank == 1).order_by(*order).limit(limit)))

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from datetime import datetime
 
-from sqlalchemy import and_, case, func, select
+from sqlalchemy import case, func, select
 from sqlalchemy.orm import Session
 
 from web.models import (
@@ -49,36 +49,34 @@ def leaderboard(db: Session, limit: int = 100) -> list[tuple[str, int, datetime]
     return [(name, int(n), at) for name, n, at in rows]
 
 
-def _ranked(problem: str):
-    return and_(Submission.problem == problem, Submission.verdict == "accepted",
-                Submission.rank_status == "done", Submission.rank_ratio.is_not(None))
-
-
-def fastest(db: Session, problem: str, limit: int = 10) -> list[tuple[str, float, int]]:
-    """(username, best refined ratio, that submission's id) of accepted submissions whose
-    ranking job finished (web.data.ranking); the verdict run's rough ratio never ranks."""
-    best = (select(Submission.user_id, func.max(Submission.rank_ratio).label("ratio"))
-            .where(_ranked(problem)).group_by(Submission.user_id).subquery())
-    rows = db.execute(select(User.username, best.c.ratio, func.min(Submission.id))
-                      .join(best, best.c.user_id == User.id)
-                      .join(Submission, and_(Submission.user_id == User.id, _ranked(problem),
-                                             Submission.rank_ratio == best.c.ratio))
-                      .group_by(User.username, best.c.ratio)
-                      .order_by(best.c.ratio.desc()).limit(limit))
-    return [(name, float(r), int(sid)) for name, r, sid in rows]
-
-
-def unranked(db: Session, problem: str, limit: int = 20) -> list[tuple[str, str]]:
-    """(username, "pending" or "failed") of users with an accepted submission of the
-    problem still being timed for the leaderboard (or whose timing failed) and none
-    ranked yet: shown without a number."""
-    ranked = select(Submission.user_id).where(_ranked(problem))
-    state = func.max(case((Submission.rank_status == "pending", 2), else_=1))
-    rows = db.execute(select(User.username, state)
-                      .join(Submission, Submission.user_id == User.id)
-                      .where(Submission.problem == problem, Submission.verdict == "accepted",
-                             Submission.rank_status.in_(("pending", "failed")),
-                             Submission.user_id.not_in(ranked))
-                      .group_by(User.id, User.username)
-                      .order_by(state.desc(), func.min(Submission.id)).limit(limit))
-    return [(name, "pending" if s == 2 else "failed") for name, s in rows]
+def speed_boards(db: Session, problems: list[str], fastest: int = 10,
+                 waiting: int = 20) -> dict[str, tuple[list, list]]:
+    """Per problem: the ``fastest`` (username, best refined ratio, the first submission with
+    it) of accepted submissions whose ranking job finished (web.data.ranking; the verdict
+    run's rough ratio never ranks), best first; and up to ``waiting`` (username, "pending"
+    or "failed") of users with an accepted submission still being timed for the
+    leaderboard (or whose timing failed) and none ranked: shown without a number, pending
+    ones first. One query for every problem, not two per problem."""
+    rows = db.execute(select(Submission.problem, Submission.user_id, User.username,
+                             Submission.id, Submission.rank_status, Submission.rank_ratio)
+                      .join(User, User.id == Submission.user_id)
+                      .where(Submission.problem.in_(problems), Submission.verdict == "accepted",
+                             Submission.rank_status.in_(("done", "pending", "failed")))
+                      .order_by(Submission.id))
+    best: dict[str, dict[int, tuple[float, int, str]]] = {p: {} for p in problems}
+    other: dict[str, dict[int, tuple[int, int, str]]] = {p: {} for p in problems}
+    for problem, uid, name, sid, status, ratio in rows:  # by id: the first one wins a tie
+        if status == "done" and ratio is not None:
+            if uid not in best[problem] or ratio > best[problem][uid][0]:
+                best[problem][uid] = (ratio, sid, name)
+        elif status in ("pending", "failed"):
+            pending, first, _ = other[problem].get(uid, (0, sid, name))
+            other[problem][uid] = (max(pending, status == "pending"), first, name)
+    boards = {}
+    for p in problems:
+        ranked = sorted(best[p].values(), key=lambda r: (-r[0], r[1]))[:fastest]
+        unranked = sorted((v for uid, v in other[p].items() if uid not in best[p]),
+                          key=lambda v: (-v[0], v[1]))[:waiting]
+        boards[p] = ([(name, float(r), sid) for r, sid, name in ranked],
+                     [(name, "pending" if pending else "failed") for pending, _, name in unranked])
+    return boards

@@ -15,6 +15,7 @@ from web.data import standings
 from web.deps import CacheDep, CatalogDep, Reader, SessionDep
 from web.errors import NotFound
 from web.language import request_lang
+from web.response_cache import keep
 
 router = APIRouter(prefix="/api/problems", tags=["problems"])
 
@@ -35,7 +36,8 @@ def list_problems(request: Request, catalog: CatalogDep, db: SessionDep, reader:
                   cache: CacheDep) -> list[dict[str, Any]]:
     """Every problem: number, title, difficulty, tags and acceptance rate."""
     lang = request_lang(request)
-    stats = cache.get("problem-stats", lambda: standings.problem_stats(db))
+    stats = cache.get("problem-stats", lambda: standings.problem_stats(db), scopes=["standings"])
+    keep(request)
     return [summary(p, lang, stats.get(p.slug, (0, 0))) for p in catalog]
 
 
@@ -47,7 +49,7 @@ def get_problem(slug: str, request: Request, catalog: CatalogDep, db: SessionDep
     if p is None:
         raise NotFound(T(f"没有这道题：{slug!r}", f"no such problem: {slug!r}"))
     lang = request_lang(request)
-    stats = cache.get("problem-stats", lambda: standings.problem_stats(db))
+    stats = cache.get("problem-stats", lambda: standings.problem_stats(db), scopes=["standings"])
     data = summary(p, lang, stats.get(p.slug, (0, 0)))
     data.update({
         "version": p.version, "names": list(p.meta.names),
@@ -59,4 +61,5 @@ def get_problem(slug: str, request: Request, catalog: CatalogDep, db: SessionDep
         "examples": [{"name": e.name, "category": e.category.as_dict(), "code": e.code}
                      for e in p.examples],
     })
+    keep(request)
     return data

@@ -25,6 +25,7 @@ from web.deps import (
 from web.errors import NotFound
 from web.language import request_lang
 from web.models import Submission, User
+from web.response_cache import keep
 from web.streams import event_response, follow_ranking, ranking_now, stream_factory
 from web.submission_view import submission_view
 
@@ -85,14 +86,22 @@ def read(sid: int, request: Request, user: ApiUser, db: SessionDep,
         return sub.user_id, view(db, sub, user, lang)
 
     # A judged submission changes only when it is written again (a rejudge, its ranking):
-    # its view is kept for the generation. One in progress is read each time (events,
-    # queue position), and so is one whose ranking job is pending (its progress).
-    owner, data = cache.get(("submission", sid, lang, user.is_admin), build,
-                            keep=lambda built: built[1]["status"] == "done"
-                            and built[1]["ranking"] != "pending")
+    # its view, and the whole answer, are kept for the generation. One in progress is read
+    # each time (events, queue position), and so is one whose ranking job is pending (its
+    # progress).
+    owner, data = cache.get(("submission", sid, lang, user.is_admin), build, keep=settled,
+                            scopes=[("submission", sid)])
     if owner != user.id and not user.is_admin:
         raise NotFound(NOT_FOUND)
+    if settled((owner, data)):
+        keep(request)
     return data
+
+
+def settled(built: tuple[int, dict[str, Any]]) -> bool:
+    """A view that changes only when its submission is written again."""
+    return built[1]["status"] == "done" and built[1]["ranking"] != "pending"
+
 
 
 @router.get("/{sid}/events", response_class=StreamingResponse,

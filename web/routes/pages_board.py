@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 from fastapi import APIRouter, Request
-from markupsafe import Markup, escape
 from fastapi.responses import FileResponse, Response
+from markupsafe import Markup, escape
 from starlette.concurrency import run_in_threadpool
 
 from judge.i18n import T
@@ -13,6 +13,7 @@ from web.deps import CacheDep, CatalogDep, PageUser, SessionDep
 from web.errors import Unavailable
 from web.language import page_lang
 from web.practice_pack import PackError
+from web.response_cache import keep
 from web.templating import render
 
 router = APIRouter(tags=["pages"], include_in_schema=False)
@@ -25,16 +26,19 @@ def leaderboard(request: Request, user: PageUser, db: SessionDep, catalog: Catal
 
     def tables() -> Markup:
         board = standings.leaderboard(db)
-        fastest = [(p, standings.fastest(db, p.slug), standings.unranked(db, p.slug))
-                   for p in catalog]
+        speed = standings.speed_boards(db, [p.slug for p in catalog])
+        fastest = [(p, *speed[p.slug]) for p in catalog]
         template = request.app.state.templates.get_template("_board.html")
         return Markup(template.render(t=lambda zh, en: en if lang == "en" else zh, lang=lang,
                                       board=board, fastest=fastest))
 
-    html = cache.get(("board", lang, *(p.version for p in catalog)), tables)
+    html = cache.get(("board", lang, *(p.version for p in catalog)), tables,
+                     scopes=["standings"])
     if user is not None:  # the reader's own rows
         mine = f' data-user="{escape(user.username)}"'
-        html = Markup(html.replace(mine, f"{mine} data-me"))
+        # on the str: Markup.replace would escape both arguments (data-user=&#34;...)
+        html = Markup(str(html).replace(mine, f"{mine} data-me"))
+    keep(request)
     return render(request, "leaderboard.html", user, lang, board_html=html)
 
 
