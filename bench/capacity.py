@@ -26,7 +26,7 @@ import httpx
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from web_load import pct, server  # noqa: E402
+from web_load import pct, server
 
 ROOT = Path(__file__).resolve().parent.parent
 TIMEOUT_S = 1800

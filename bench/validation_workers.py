@@ -1,73 +1,79 @@
 """How long validating one package takes on 1 and on 2 idle workers (issue 15).
 
-For each worker count, a fresh web app (a temporary data folder, SQLite) gets the package
-as an upload while that many workers are idle, so its validation is split into that many
-shards (web/data/queue.py); the workers (threads, each with its own sandbox slot, as
-``serve`` starts them) then validate it, and the time from the upload to the version's
-result is printed, with the version's verdict and how many shards it had.
+For each worker count: ``python -m judge serve --workers N`` (the web app and N worker
+processes, each with its own sandbox slot, as a deployment runs them; SQLite in a fresh
+data folder, an empty problems folder so that the package is new to it), then, once the
+workers have registered and wait idle, ``python -m judge problems add PACKAGE`` stores it
+as a new version, whose validation the server splits into one shard per idle worker
+(web/data/queue.py). Printed: the time from ``problems add`` to the version's result, the
+result, how many shards it had, and the server's own measure (its ``time_s``).
 
     python bench/validation_workers.py [PACKAGE_DIR] [--workers 1 2] [--no-sandbox]
 
-Speed checks take a machine-wide lock (judge/throughput.py), so the measured parts of two
-shards never overlap: the gain comes from everything else (runner starts, the cases).
+Speed checks take a machine-wide lock (judge/throughput.py), so on one machine the timed
+parts of two shards take turns: the gain comes from everything else (runner starts, the
+cases), and workers on other machines gain on everything.
 """
 
 from __future__ import annotations
 
 import argparse
+import json
+import os
+import sqlite3
+import subprocess
 import sys
 import tempfile
-import threading
 import time
 from pathlib import Path
 
+sys.path.insert(0, str(Path(__file__).resolve().parent))
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from fastapi.testclient import TestClient
-
-from judge.isolation import make_launcher
-from judge.worker import Problems, Worker, WorkerClient
-from web import bank_admin
-from web.main import create_app
-from web.models import ProblemVersion
-from web.settings import Settings
+from web_load import server
 
 ROOT = Path(__file__).resolve().parent.parent
+SETTLE_S = 8.0  # the workers start, register and wait for work
+TIMEOUT_S = 3600
 
 
-def validate_with(package: Path, workers: int, no_sandbox: bool) -> tuple[float, str, int]:
-    with tempfile.TemporaryDirectory(prefix="judge-bench-") as tmp:
-        empty = Path(tmp) / "problems"
-        empty.mkdir()
-        settings = Settings(data_dir=Path(tmp) / "data", problems_dir=empty,
-                            worker_token="bench", secret_key="bench")
-        app = create_app(settings)
-        with TestClient(app) as http:
-            client = WorkerClient("", "bench", http=http)
-            ids = [client.register(f"bench{i}", False, {}) for i in range(workers)]
-            started = time.monotonic()
-            with app.state.sessionmaker() as db:
-                version, _ = bank_admin.add_version(db, app.state.store, None, None,
-                                                    app.state.clock(), origin="cli",
-                                                    note="bench", folder=package)
-                vid = version.id
-            threads = []
-            for slot, wid in enumerate(ids):
-                problems = Problems(empty, store=settings.bank_dir, fetch=client.download)
-                worker = Worker(client, make_launcher(no_sandbox, slot), problems,
-                                name=f"bench{slot}")
-                worker.worker_id = wid
-                thread = threading.Thread(target=worker.run, kwargs={"until_idle": True})
-                thread.start()
-                threads.append(thread)
-            for thread in threads:
-                thread.join()
-            took = time.monotonic() - started
-            with app.state.sessionmaker() as db:
-                row = db.get(ProblemVersion, vid)
-                status, shards = row.status, (row.report or {}).get("shards", 1)
-        app.state.engine.dispose()
-    return took, status, shards
+def version_row(database: Path) -> tuple[str, dict] | None:
+    """The newest version's status and report, read from the server's SQLite file."""
+    with sqlite3.connect(f"file:{database}?mode=ro", uri=True, timeout=10) as db:
+        row = db.execute("SELECT status, report FROM problem_versions "
+                         "ORDER BY id DESC LIMIT 1").fetchone()
+    if row is None:
+        return None
+    report = row[1] if isinstance(row[1], dict) else json.loads(row[1] or "{}")
+    return row[0], report
+
+
+def validate_with(package: Path, workers: int, no_sandbox: bool) -> dict:
+    folder = Path(tempfile.mkdtemp(prefix=f"validation-{workers}-"))
+    (folder / "problems").mkdir()
+    env = {"JUDGE_PROBLEMS_DIR": str(folder / "problems")}
+    if no_sandbox:
+        env["JUDGE_NO_SANDBOX"] = "1"
+    with server(folder, None, 1, workers=workers, env_extra=env):
+        time.sleep(SETTLE_S)
+        started = time.monotonic()
+        added = subprocess.run(
+            [sys.executable, "-m", "judge", "problems", "add", str(package), "--data-dir",
+             str(folder / "data"), "--note", "bench"], cwd=ROOT, capture_output=True,
+            text=True, env={k: v for k, v in os.environ.items() if not k.startswith("JUDGE_")}
+            | env)
+        if added.returncode != 0:
+            raise SystemExit(f"problems add failed: {added.stdout}{added.stderr}")
+        database = folder / "data" / "judge.db"
+        while time.monotonic() - started < TIMEOUT_S:
+            row = version_row(database)
+            if row is not None and row[0] in ("valid", "invalid"):
+                break
+            time.sleep(0.5)
+        took = time.monotonic() - started
+    status, report = row if row is not None else ("none", {})
+    return {"took": took, "status": status, "shards": report.get("shards", 1),
+            "time_s": report.get("time_s"), "log": folder / "server.log"}
 
 
 def main() -> int:
@@ -76,10 +82,12 @@ def main() -> int:
     ap.add_argument("--workers", type=int, nargs="+", default=[1, 2])
     ap.add_argument("--no-sandbox", action="store_true")
     args = ap.parse_args()
+    package = Path(args.package).resolve()
     for n in args.workers:
-        took, status, shards = validate_with(Path(args.package), n, args.no_sandbox)
-        print(f"{Path(args.package).name}: {n} worker(s): {took:.1f} s ({status}, "
-              f"{shards} shard(s))", flush=True)
+        r = validate_with(package, n, args.no_sandbox)
+        print(f"{package.name}: {n} worker(s): {r['took']:.1f} s from `problems add` to "
+              f"{r['status']} ({r['shards']} shard(s); the version says {r['time_s']} s)",
+              flush=True)
     return 0
 
 

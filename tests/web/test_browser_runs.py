@@ -17,7 +17,9 @@ from tests.web.test_browser import register, set_code
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
 
 ACCEPTED = (ROOT / "problems/padding-collate/submissions/accepted/pad_sequence.py").read_text()
-SYNTAX_ERROR = "def collate(batch:\n"
+# Does not import, after 4 s: the run is still in flight when the third click comes (a
+# syntax error was judged so quickly that the third click sometimes came after it).
+SLOW_IMPORT_ERROR = "import time\ntime.sleep(4)\nimport no_such_module_here\n"
 
 
 @pytest.fixture(scope="module")
@@ -53,7 +55,7 @@ def test_run_examples_from_the_problem_page(page, server, page_errors):
 
     # a second run replaces the first, live; a third while it runs is refused and says why
     page_errors.allow("429")
-    set_code(page, SYNTAX_ERROR)
+    set_code(page, SLOW_IMPORT_ERROR)
     page.click("#run-button")
     page.wait_for_function("() => !document.getElementById('run-button').disabled")
     page.click("#run-button")
