@@ -15,7 +15,12 @@ A measurement stops in one of two modes (``SPEED_MODES``):
   a measurement whose true ratio (the kinds' population medians) lies on one side of the
   bar ends on the other side by this rule with probability at most ``VERDICT_ALPHA / 2``
   (union bound over the looks and the kinds). One undecided at ``max_pairs`` or the budget
-  is read by its median, as before.
+  is read by its median, as before; so is a *hopeless* one (:meth:`Measurement.hopeless`):
+  once the submission's timed calls alone have taken ``HOPELESS`` times what the first
+  look's pairs would take at the bar, which only a submission far slower than the bar
+  does (one at the bar or above gets there after about four times the first look's pairs,
+  when the looks have mostly decided): a slow loop is told in seconds, not after the
+  whole first look of slow calls.
 * ``"ranking"`` (the precise ratio for the leaderboard): until the ratio's 95 % interval is
   within ``REL_WIDTH`` of it (or clearly below the bar).
 """
@@ -39,6 +44,7 @@ REL_WIDTH = 0.06  # ranking: stop once the median's confidence interval is this 
 # other side of the bar (at most, at the bar itself; it falls off exponentially with the
 # distance), per measurement and side: VERDICT_ALPHA / 2.
 VERDICT_ALPHA = 0.001
+HOPELESS = 4.0  # verdict mode: see Measurement.hopeless
 LOOK_GROWTH = 1.5  # verdict mode looks at its first look (see looks), then 1.5x as many each time
 SPEED_MODES = ("verdict", "ranking")
 # A call's staging (CPU time of the runner's cgroup, else wall time) may take this much
@@ -174,9 +180,26 @@ class Measurement:
         if not self.enough(workload):
             return False
         if mode == "verdict":
-            return self.decision(workload, min_ratio) is not None
+            return (self.decision(workload, min_ratio) is not None
+                    or self.hopeless(workload, min_ratio))
         lo, hi = self.interval()
         return hi < min_ratio * BORDERLINE or (hi - lo) / max(self.ratio, 1e-9) <= REL_WIDTH
+
+    def hopeless(self, workload: Workload, min_ratio: float) -> bool:
+        """Verdict mode: the submission's timed calls have taken ``HOPELESS`` times what
+        all the first look's pairs would take at the bar (the reference's median call
+        over the bar, per pair). A submission whose calls take what the bar allows gets
+        there after ``HOPELESS`` times the first look's pairs (and mostly never: the looks
+        decide first); one a hundred times slower than the reference, after the minimum
+        of pairs. Stopped so, a measurement is read by its median, like one whose budget
+        is spent (judge/throughput.py)."""
+        if not self.ref_s or not self.enough(workload):
+            return False
+        kinds = 2 if workload.stratum is not None else 1
+        first = min(looks(math.ceil(workload.min_pairs / kinds),
+                          math.ceil(workload.max_pairs / kinds), kinds)) * kinds
+        at_bar = first * statistics.median(self.ref_s) / min_ratio
+        return sum(self.sub_s) > HOPELESS * at_bar
 
     def decision(self, workload: Workload, min_ratio: float) -> Verdict | None:
         """The sequential verdict at this many pairs: ACCEPTED when the sign-test bounds

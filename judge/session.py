@@ -16,8 +16,9 @@ runner a case asks for (``t.fresh()``) is always a real process.
 
 from __future__ import annotations
 
+import contextlib
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol, overload
 
@@ -128,6 +129,7 @@ class RunnerSession:
         self.last_stage_cpu_s: float | None = None
         self.last_run_cpu_s: float | None = None
         self.bye_sent = False
+        self.pending: Callable[[], CallResult] | None = None  # see begin
 
     # ---------------------------------------------------------------- life
     def start(self) -> None:
@@ -218,9 +220,46 @@ class RunnerSession:
         assert stream.result is not None
         return stream.result
 
+    def begin(self, target: str, fn: str, args: list, kwargs: dict
+              ) -> Callable[[], CallResult]:
+        """Send a call now and take its result later, from the function this returns
+        (events ignored, questions answered None; it raises what ``call`` would): the
+        grader does other work meanwhile, such as the other runner's call of the same
+        inputs, and both runners compute at once. The session's next call waits for this
+        one's result first: a runner's answers come in order."""
+        stream = self.stream(target, fn, args, kwargs)
+        outcome: list[CallResult | Exception] = []
+
+        def finish() -> CallResult:
+            if not outcome:
+                if self.pending is finish:
+                    self.pending = None
+                try:
+                    for event in stream:
+                        if event.kind is Kind.ASK:
+                            event.reply(None)
+                    assert stream.result is not None
+                    outcome.append(stream.result)
+                except Exception as e:  # kept for whoever asks for the result
+                    outcome.append(e)
+            if isinstance(outcome[0], Exception):
+                raise outcome[0]
+            return outcome[0]
+
+        self.pending = finish
+        return finish
+
+    def _settle(self) -> None:
+        """Take the result of a call begun and not yet finished (see begin)."""
+        finish, self.pending = self.pending, None
+        if finish is not None:
+            with contextlib.suppress(Exception):  # raised again to whoever asks for it
+                finish()
+
     def stream(self, target: str, fn: str, args: list, kwargs: dict, *,
                return_args: bool = False) -> Stream:
         """Start a call and iterate over the events it sends before its RESULT."""
+        self._settle()
         self._check_usable()
         self.ready()
         assert self.process is not None
@@ -229,7 +268,7 @@ class RunnerSession:
         budget = self.budget or Budget(START_TIMEOUT_S)
         self._send(Kind.CALL, body, budget.deadline(time.monotonic()) + SEND_GRACE_S,
                    budget.seconds)
-        return Stream(self)
+        return Stream(self, (args, kwargs) if return_args else None)
 
     def timed_run(self, target: str, fn: str, args: list, kwargs: dict, deadline_s: float,
                   *, prepare: str | None = None, cpu: int | None = None,
@@ -239,6 +278,7 @@ class RunnerSession:
         pins itself to that CPU first (both sides of a comparison share one core).
         ``staged``: the STAGE frame of these very arguments, encoded once for both sides
         (:func:`stage_frame`)."""
+        self._settle()
         self._check_usable()
         self.ready()
         assert self.process is not None
@@ -339,13 +379,19 @@ class RunnerSession:
             return None
         return self.process.memory_bytes()
 
-    def _result(self, msg, elapsed: float) -> CallResult:
+    def _result(self, msg, elapsed: float, sent: tuple[list, dict] | None = None
+                ) -> CallResult:
+        """The CallResult of a RESULT. ``sent``: the arguments of a call that asked for
+        them back, for a runner that answers they are unchanged (they encode to the very
+        bytes it received: sandbox.runner.Runner.call)."""
         if msg.kind is Kind.ERROR:
             raise self._error(msg.body)
         if msg.kind is not Kind.RESULT or not isinstance(msg.body, dict):
             raise self._broken(f"expected RESULT, got {msg.kind}")
         b = msg.body
         args, kwargs = b.get("args"), b.get("kwargs")
+        if b.get("args_unchanged") is True and sent is not None:
+            args, kwargs = list(sent[0]), dict(sent[1])
         return CallResult(b.get("value"), args if isinstance(args, list) else [],
                           kwargs if isinstance(kwargs, dict) else {}, elapsed)
 
@@ -388,8 +434,10 @@ class Event:
 class Stream:
     """Iterates over a call's events; afterwards ``result`` holds its CallResult."""
 
-    def __init__(self, session: RunnerSession) -> None:
+    def __init__(self, session: RunnerSession, sent: tuple[list, dict] | None = None
+                 ) -> None:
         self.session = session
+        self.sent = sent  # the arguments of a call that asked for them back
         self.result: CallResult | None = None
         self.started = time.monotonic()
         self.budget = session.budget or Budget(START_TIMEOUT_S)
@@ -409,7 +457,7 @@ class Stream:
                     if event.kind is Kind.ASK and not event.answered:
                         event.reply(None)
                     continue
-                self.result = s._result(msg, time.monotonic() - start)
+                self.result = s._result(msg, time.monotonic() - start, self.sent)
                 return
         finally:
             elapsed = time.monotonic() - start

@@ -38,9 +38,12 @@ from typing import Any
 import torch
 
 from sandbox.channel import Channel
-from sandbox.protocol import Kind, ProtocolError
+from sandbox.protocol import Kind, ProtocolError, decode, encode
 
 MAX_MESSAGE = 4000
+# The largest tensor data of a call whose arguments go back that is kept during the call,
+# to send only "unchanged" when they are (Runner.call): larger inputs are not held twice.
+KEEP_SENT_BYTES = 16 * 2**20
 MAX_TYPE_NAME = 200  # a class's name is the submission's choice too (it may be megabytes)
 
 
@@ -259,7 +262,12 @@ class Runner:
         gc.collect()
         self.channel.send(Kind.DONE, {"id": body.get("id")})
 
-    def call(self, fn: Any, args: list, kwargs: dict, return_args: bool) -> None:
+    def call(self, fn: Any, args: list, kwargs: dict, return_args: bool,
+             sent: tuple[dict[str, Any], bytes, bytearray] | None = None) -> None:
+        """Call ``fn`` and send its RESULT (or ERROR). With ``return_args``, the arguments
+        as they are after the call go back too; with ``sent`` (the CALL's body and frame,
+        as received), they are encoded again first, and when that gives the very bytes
+        that came in, only ``args_unchanged`` goes back: the grader still holds them."""
         try:
             value = fn(*args, **kwargs)
             if self.cuda:
@@ -271,7 +279,9 @@ class Runner:
             return
         _flush_output()
         body: dict[str, Any] = {"value": value}
-        if return_args:
+        if return_args and sent is not None and _unchanged(sent, args, kwargs):
+            body["args_unchanged"] = True
+        elif return_args:
             body["args"] = args
             body["kwargs"] = kwargs
         try:
@@ -285,8 +295,14 @@ class Runner:
 
     def serve(self) -> None:
         while True:
-            msg = self.channel.recv()
+            data, blob = self.channel.recv_raw()
+            msg = decode(data, blob, max_blob=self.channel.max_blob)
             body = msg.body if isinstance(msg.body, dict) else {}
+            # A call whose arguments go back keeps its frame to compare them with after
+            # the call (see call); any other frame is let go at once.
+            kept = (blob if msg.kind is Kind.CALL and body.get("return_args")
+                    and len(blob) <= KEEP_SENT_BYTES else None)
+            del blob
             if msg.kind is Kind.BYE:
                 return
             if msg.kind is Kind.CALL:
@@ -296,7 +312,8 @@ class Runner:
                     self.channel.send(Kind.ERROR, _describe(e, self.own))
                     continue
                 self.call(fn, list(body.get("args") or []), dict(body.get("kwargs") or {}),
-                          bool(body.get("return_args")))
+                          bool(body.get("return_args")),
+                          None if kept is None else (body, data, kept))
             elif msg.kind is Kind.STAGE:
                 self.stage(body)
             elif msg.kind is Kind.RUN:
@@ -308,6 +325,18 @@ class Runner:
                     gc.enable()
             else:
                 raise ProtocolError(f"unexpected message {msg.kind}")
+
+
+def _unchanged(sent: tuple[dict[str, Any], bytes, bytearray], args: list,
+               kwargs: dict) -> bool:
+    """Whether the call's arguments encode, after the call, to the frame they came in:
+    nothing the grader could see of them changed (the same JSON, the same tensor bytes)."""
+    body, data, blob = sent
+    try:
+        frame = encode(Kind.CALL, dict(body, args=args, kwargs=kwargs), strict=False)
+    except Exception:  # the learner's objects: whatever they raise, send them as they are
+        return False
+    return frame.buffers[1] == data and b"".join(frame.buffers[2:]) == blob
 
 
 def _flush_output() -> None:

@@ -8,6 +8,11 @@ Submissions are told apart: one written through the ORM names its owner and whet
 before the commit. A statement whose rows cannot be told (a DELETE, an INSERT, an UPDATE
 without such a term or one that sets ``share``), and every write of another watched
 table, changes everything.
+
+The queue's tables change narrower scopes, never everything: a progress event added to a
+submission's job changes that submission; any other write of ``jobs`` or ``job_events``
+changes :data:`~web.page_cache.QUEUE`, except one that only renews or checks a lease
+(the columns in :data:`LEASE_ONLY`), which the status shown does not depend on.
 """
 
 from __future__ import annotations
@@ -21,10 +26,12 @@ from sqlalchemy.orm import ORMExecuteState, Session, sessionmaker
 from sqlalchemy.sql import operators
 from sqlalchemy.sql.elements import BinaryExpression, BindParameter, BooleanClauseList
 
-from web.models import Submission
-from web.page_cache import PageCache
+from web.models import Job, JobEvent, Submission
+from web.page_cache import QUEUE, PageCache
 
 WATCHED = frozenset({"submissions", "users", "api_tokens", "problem_versions"})
+QUEUE_TABLES = frozenset({"jobs", "job_events"})
+LEASE_ONLY = frozenset({"lease_token", "lease_expires_at"})
 NOTES = "page_cache_changes"  # Session.info: {"scopes": set | None, "ids": set}
 
 
@@ -107,6 +114,15 @@ def watch(sessions: sessionmaker[Session], cache: PageCache,
                              or bool(columns - {"status"}))
                 shared = bool(obj.share) or "share" in columns  # or no longer shared
                 _note(session, submission_scopes(obj.id, obj.user_id, shared, standings))
+            elif isinstance(obj, JobEvent) and obj in session.new:
+                _note(session, {("submission", obj.submission_id)} if obj.submission_id
+                      else set())
+            elif isinstance(obj, Job):
+                if obj in session.new or obj in session.deleted or (
+                        _changed_columns(obj) - LEASE_ONLY):
+                    _note(session, {QUEUE})
+            elif table in QUEUE_TABLES:
+                _note(session, {QUEUE})
             elif table in WATCHED:
                 _note(session)
 
@@ -122,6 +138,9 @@ def watch(sessions: sessionmaker[Session], cache: PageCache,
                 _note(state.session, {"standings"} if columns - {"status"} else set(), ids)
             else:
                 _note(state.session)
+        elif table in QUEUE_TABLES:
+            if not (table == "jobs" and state.is_update and columns <= LEASE_ONLY):
+                _note(state.session, {QUEUE})
         elif table in WATCHED:
             _note(state.session)
 

@@ -8,6 +8,9 @@ the cache after every commit that wrote one of those tables what changed:
 - a write of submissions changes the *scopes* ``("user", id)`` of their owners,
   ``("submission", id)`` of each, ``"standings"`` (the leaderboard, acceptance rates)
   and, when one is shared with those who solved its problem, ``"shared"``;
+- a progress event of a submission's job changes ``("submission", id)``; a job queued,
+  claimed, given back or finished changes :data:`QUEUE` (everyone's queue position), a
+  lease renewed nothing;
 - anything else (a user, a token, a version, the catalog, a statement whose rows cannot be
   told) changes *everything*.
 
@@ -34,6 +37,7 @@ TTL_S = 2.0
 MAX_ENTRIES = 4096  # a crude bound: past it, the oldest half is dropped
 CHANGED = "page-cache"  # the hub key (and relay payload) of a change of everything
 EVERYTHING = "*"
+QUEUE = "queue"  # the scope of the jobs' states: queue positions, a job's own state
 
 V = TypeVar("V")
 MISSING: Any = object()  # what peek answers for a key it holds no valid value of
@@ -122,12 +126,12 @@ class PageCache:
         return MISSING
 
     def get(self, key: Hashable, build: Callable[[], V],
-            keep: Callable[[V], bool] | None = None, scopes: Iterable[Hashable] | None = None
+            keep: Callable[[V], bool] | None = None,
+            scopes: Iterable[Hashable] | Callable[[V], Iterable[Hashable] | None] | None = None
             ) -> V:
         """The value for ``key``, built if missing or no longer valid; kept for the next
         reads unless ``keep(value)`` says otherwise. ``scopes``: what it depends on (None:
-        anything)."""
-        depends: Scopes = None if scopes is None else frozenset(scopes)
+        anything), or a function that tells it from the value built."""
         with self.lock:
             stamp = self.stamp()
             entry = self.entries.get(key)
@@ -148,6 +152,8 @@ class PageCache:
         finally:
             with self.lock:
                 self.building.discard(key)
+        named = scopes(value) if callable(scopes) else scopes
+        depends: Scopes = None if named is None else frozenset(named)
         _read(depends)
         if keep is not None and not keep(value):
             return value

@@ -98,6 +98,15 @@ def random_batch(t):
     return t.random.choice(shapes)
 
 
+def mixed_dict(t):
+    """A dict batch holding non-tensors next to its tensor (a sample's id, its lengths):
+    one in every draw of nested_cpu, so that a move that drops them is always seen."""
+    entries = [["input_ids", random_tensor(t)], ["id", random_value(t)],
+               ["lengths", {"list": [random_value(t) for _ in range(t.random.randint(1, 3))]}]]
+    t.random.shuffle(entries)
+    return {"dict": entries}
+
+
 def numbered(k):
     """A small batch that says which one it is."""
     return {"tuple": [tensor([k, k + 1, k + 2]), {"value": f"batch-{k}"}]}
@@ -327,6 +336,7 @@ def example_dataloader(t):
 def nested_cpu(t):
     for loader in ("list", "dataloader", "counting"):
         batches = [random_batch(t) for _ in range(t.random.randint(3, 7))]
+        batches.insert(t.random.randrange(len(batches) + 1), mixed_dict(t))
         check_iterate(t, batches, "cpu", loader=loader,
                       device_kind=t.random.choice(["str", "torch.device"]))
 

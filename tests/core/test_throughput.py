@@ -295,6 +295,27 @@ def test_a_ratio_at_the_bar_is_never_decided_by_the_sequential_rule():
     assert _first_stop(_noisy(0.27, 200, width=0.4), wide, 0.25) is None
 
 
+def _timed(ratios: list[float], ref_s: float = 0.003) -> Measurement:
+    """Pairs whose submission call took the reference's time over its pair ratio."""
+    return Measurement(list(ratios), [ref_s / r for r in ratios], [ref_s] * len(ratios))
+
+
+def test_a_hopeless_submission_is_told_after_the_minimum_of_pairs_not_the_first_look():
+    wide = Workload(fn="f", make=lambda rng: ([], {}), check=lambda got, exp: True,
+                    min_pairs=9, max_pairs=200)
+    first = min(looks(9, 200))
+    crawl = _noisy(0.01, 200)  # a token-by-token loop: each of its calls 100 times slower
+    stops = [n for n in range(1, 201) if _timed(crawl[:n]).settled(wide, 0.25)]
+    assert stops and stops[0] == 9 < first  # the minimum, then read by its median
+    m = _timed(crawl[:9])
+    assert m.decision(wide, 0.25) is None and m.hopeless(wide, 0.25) and m.ratio < 0.25
+    # At the bar or above, the calls add up to it after 4 times the first look at best.
+    for ratio in (0.25, 0.3, 1.0):
+        steady = _noisy(ratio, 200, width=0.4)
+        assert not any(_timed(steady[:n]).hopeless(wide, 0.25) for n in range(3 * first))
+    assert not _timed(_noisy(1.0, 200)).hopeless(wide, 0.25)
+
+
 @pytest.mark.parametrize("kinds", [False, True], ids=["one-kind", "two-kinds"])
 def test_the_sequential_rule_is_wrong_at_most_at_its_designed_rate(request, monkeypatch, kinds):
     """At the worst case (pair ratios whose median is the bar itself, so either verdict is

@@ -13,6 +13,7 @@ from tests.web.support import (
     judge_next,
     make_admin,
     make_user,
+    progress_events,
     submit,
 )
 from web.catalog import Catalog
@@ -67,13 +68,40 @@ def test_a_new_submission_and_its_verdict_show_at_once_on_kept_pages(app, client
                       headers=alice).json()["verdict"] == "wrong_answer"
 
 
-def test_a_submission_being_judged_is_read_afresh_each_time(app, client):
-    alice = make_user(client, "alice")
-    sid = submit(client, alice).json()["id"]
+def test_a_submission_being_judged_is_kept_until_its_progress_or_the_queue_moves(
+        app, client, worker):
+    """Clients poll a submission while it is judged: its status is kept, and every step
+    of its judging (a claim, a progress event, the verdict) or of the queue ahead of it
+    shows at the next read; a lease renewed is no change."""
+    app.state.page_cache.ttl = 3600  # only a change can refresh them here
+    alice, bob = make_user(client, "alice"), make_user(client, "bob")
+    first = submit(client, alice).json()["id"]
+    second = submit(client, bob).json()["id"]
+
+    def read(sid: int, headers: dict) -> dict:
+        return client.get(f"/api/submissions/{sid}", headers=headers).json()
+
+    assert read(second, bob)["position"] == 1
     before = hits(app)
-    for _ in range(3):
-        assert client.get(f"/api/submissions/{sid}", headers=alice).json()["status"] == "queued"
-    assert hits(app) == before
+    assert read(second, bob)["position"] == 1
+    assert hits(app) == before + 1  # kept
+    wid = worker.register("test-worker", False, {})
+    job = worker.claim(wid, False, 0)
+    assert job is not None and job.submission_id == first
+    assert read(second, bob)["position"] == 0  # the queue moved
+    assert read(first, alice)["status"] == "running"
+    events = progress_events(fake_report())
+    assert worker.events(job, events[:2])
+    shown = read(first, alice)
+    assert shown["tests"] and shown["running"] is not None
+    assert worker.renew(job)
+    before = hits(app)
+    assert read(first, alice) == shown
+    assert hits(app) == before + 1  # a renewal is no change
+    assert worker.events(job, events[2:3])
+    assert read(first, alice)["tests"][0] != shown["tests"][0]  # a progress event is
+    assert worker.result(job, fake_report()) == "stored"
+    assert read(first, alice)["verdict"] == "accepted"
 
 
 def test_an_answer_that_sets_a_cookie_is_never_kept(app):

@@ -25,6 +25,7 @@ from web.deps import (
 from web.errors import NotFound
 from web.language import request_lang
 from web.models import Submission, User
+from web.page_cache import QUEUE
 from web.response_cache import keep
 from web.streams import event_response, follow_ranking, ranking_now, stream_factory
 from web.submission_view import submission_view
@@ -85,16 +86,15 @@ def read(sid: int, request: Request, user: ApiUser, db: SessionDep,
         sub = readable(db, sid, user)
         return sub.user_id, view(db, sub, user, lang)
 
-    # A judged submission changes only when it is written again (a rejudge, its ranking):
-    # its view, and the whole answer, are kept for the generation. One in progress is read
-    # each time (events, queue position), and so is one whose ranking job is pending (its
-    # progress).
-    owner, data = cache.get(("submission", sid, lang, user.is_admin), build, keep=settled,
-                            scopes=[("submission", sid)])
+    # A judged submission changes only when it is written again (a rejudge, its ranking).
+    # One in progress also changes with its job's progress events (its own scope) and with
+    # the queue (its position, its job's state): it is kept until the queue moves.
+    owner, data = cache.get(("submission", sid, lang, user.is_admin), build,
+                            scopes=lambda built: [("submission", sid)] if settled(built)
+                            else [("submission", sid), QUEUE])
     if owner != user.id and not user.is_admin:
         raise NotFound(NOT_FOUND)
-    if settled((owner, data)):
-        keep(request)
+    keep(request)
     return data
 
 

@@ -1,0 +1,116 @@
+"""Fewer round trips per case: a call begun on one runner while the other computes
+(``RunnerSession.begin``, ``t.ref.begin``), and the arguments of a ``return_args`` call
+answered "unchanged" instead of sent back when the call left them as they came."""
+
+from __future__ import annotations
+
+import pytest
+import torch
+
+from judge.session import Budget, SubmissionError
+from judge.testing import Ctx, ReferenceFailed
+from tests.sandbox.helpers import job_folder, session
+
+CODE = """
+import time, torch
+
+def f(batch, scale=1):
+    return [x["ids"] * scale if isinstance(x, dict) else x * scale for x in batch]
+
+def mutate(batch, scale=1):
+    batch[0]["ids"].add_(1)      # modifies a tensor it was given
+    return len(batch)
+
+def reorder(batch):
+    batch[0]["b"] = batch[0].pop("a")  # another key, the same values
+    return 0
+
+def slow(seconds):
+    time.sleep(seconds)
+    return seconds
+
+def boom():
+    raise ValueError("no")
+"""
+NAMES = ("f", "mutate", "reorder", "slow", "boom")
+
+
+def batch() -> list[dict]:
+    return [{"ids": torch.arange(5), "label": 1}, {"ids": torch.tensor([7]), "label": 0}]
+
+
+def test_arguments_left_as_they_came_are_answered_unchanged_and_given_back(
+        warm_launcher, tmp_path):
+    sent = batch()
+    with session(warm_launcher, job_folder(tmp_path, CODE), names=NAMES) as s:
+        frames = []
+        recv = s.process.channel.recv
+
+        def spy(deadline=None):
+            msg = recv(deadline)
+            frames.append(msg.body)
+            return msg
+
+        s.process.channel.recv = spy
+        res = s.call("sub", "f", [sent], {"scale": 2}, return_args=True)
+        assert frames[-1].get("args_unchanged") is True and "args" not in frames[-1]
+        assert res.args == [sent] and res.args[0] is sent and res.kwargs == {"scale": 2}
+        assert [x.tolist() for x in res.value] == [[0, 2, 4, 6, 8], [14]]
+
+        changed = s.call("sub", "mutate", [batch()], {}, return_args=True)
+        assert "args_unchanged" not in frames[-1]
+        assert changed.args[0][0]["ids"].tolist() == [1, 2, 3, 4, 5]  # as the call left it
+        moved = s.call("sub", "reorder", [[{"a": 1}]], {}, return_args=True)
+        assert moved.args == [[{"b": 1}]]
+        plain = s.call("sub", "f", [sent], {})
+        assert plain.args == [] and "args_unchanged" not in frames[-1]
+
+
+def test_a_call_begun_runs_while_the_other_runner_computes(warm_launcher, tmp_path):
+    with session(warm_launcher, job_folder(tmp_path, CODE, "ref"), names=NAMES) as ref, \
+            session(warm_launcher, job_folder(tmp_path, CODE), names=NAMES) as sub:
+        for s in (ref, sub):
+            s.budget = Budget(10.0)
+        import time
+
+        started = time.monotonic()
+        finish = ref.begin("sub", "slow", [0.6], {})
+        assert sub.call("sub", "slow", [0.6], {}).value == 0.6
+        assert finish().value == 0.6
+        assert time.monotonic() - started < 1.1  # together, not 1.2 s one after the other
+        assert finish().value == 0.6  # the same answer again
+
+
+def test_a_call_begun_and_never_read_is_taken_before_the_next_one(warm_launcher, tmp_path):
+    with session(warm_launcher, job_folder(tmp_path, CODE), names=NAMES) as s:
+        s.budget = Budget(10.0)
+        first = s.begin("sub", "slow", [0.05], {})
+        late = s.begin("sub", "boom", [], {})
+        assert s.call("sub", "f", [[torch.ones(1)]], {}).value[0].tolist() == [1.0]
+        assert first().value == 0.05  # settled by the second begin, kept for this look
+        with pytest.raises(SubmissionError, match="no"):
+            late()
+
+
+class Source:
+    def __init__(self, sessions: dict) -> None:
+        self.sessions = sessions
+
+    def __call__(self, role: str, fresh: bool = False, **_):
+        return self.sessions[role]
+
+
+def test_t_ref_begin_gives_the_value_later_and_a_failing_reference_says_so(
+        warm_launcher, tmp_path):
+    with session(warm_launcher, job_folder(tmp_path, CODE, "ref"), names=NAMES) as ref, \
+            session(warm_launcher, job_folder(tmp_path, CODE), names=NAMES) as sub:
+        t = Ctx(seed=1, public=True, budget=Budget(10.0),
+                sessions=Source({"ref": ref, "sub": sub}), workdirs={})
+        pending = t.ref.begin("f", [torch.ones(2)], scale=3)
+        got = t.sub.f([torch.ones(2)], scale=3)
+        assert pending.value[0].tolist() == got[0].tolist() == [3.0, 3.0]
+        failing = t.ref.begin("boom")
+        with pytest.raises(ReferenceFailed):
+            failing.value
+        with pytest.raises(ReferenceFailed):  # asked again: the same failure
+            failing.result
