@@ -36,17 +36,43 @@ def check_files(problem: Problem, *, cuda: bool = False) -> list[tuple[str, str,
     return files
 
 
+# What a file's judging is expected to cost in a check, in seconds, to deal the files out
+# (in_shard): a speed-checked file (the reference and the accepted fixtures, when the
+# package has speed checks) about a second, a too_slow fixture twice that (its timed calls
+# are the slow ones); a time_limit_exceeded fixture its case's wall limit, which it waits
+# out; any other file a tenth.
+TIMED_S = 1.0
+TOO_SLOW_S = 2.0
+OTHER_S = 0.1
+
+
+def file_cost(problem: Problem, expected: str) -> float:
+    """The expected cost of judging one file of ``problem`` in a check (see TIMED_S)."""
+    if expected == "time_limit_exceeded":
+        return problem.meta.limits.case_wall_s
+    if problem.meta.throughput and expected in ("accepted", "too_slow"):
+        return TOO_SLOW_S if expected == "too_slow" else TIMED_S
+    return OTHER_S
+
+
 def in_shard(problem: Problem, shard: int, shards: int) -> Callable[[str, str], bool]:
     """``check_problem``'s ``only`` for one shard of a validation split across workers.
-    The files whose speed is measured (the reference, accepted and too_slow fixtures, when
-    the package has speed checks) cost the most: they are dealt out first, round-robin in
-    the check's order, then the others, so every shard gets its share of both. CUDA-only
-    fixtures are counted too, so that every worker deals alike; shard 0 has the reference."""
+    The files are dealt by their expected cost (:func:`file_cost`), the costliest first,
+    each to the shard with the least so far (ties: the lower shard, then the check's
+    order), so that the shards end together: the reference first, to shard 0, then a
+    time_limit_exceeded fixture (its wall limit) where the speed-checked files are not,
+    and so on. CUDA-only fixtures are counted too, so that every worker deals alike."""
     files = [(label, expected) for label, expected, _ in check_files(problem, cuda=True)]
-    timed = {"accepted", "too_slow"} if problem.meta.throughput else set()
-    dealt = ([f for f in files if f[1] in timed] + [f for f in files if f[1] not in timed])
-    index = {label: i for i, (label, _) in enumerate(dealt)}
-    return lambda label, expected: index.get(label, 0) % shards == shard
+    load = [0.0] * max(1, shards)
+    where: dict[str, int] = {}
+    order = sorted(range(len(files)), key=lambda i: (files[i][0] != "reference",
+                                                     -file_cost(problem, files[i][1]), i))
+    for i in order:
+        label, expected = files[i]
+        k = min(range(len(load)), key=lambda j: (load[j], j))
+        where[label] = k
+        load[k] += file_cost(problem, expected)
+    return lambda label, expected: where.get(label, 0) == shard
 
 
 def merge_parts(parts: list[dict[str, Any]]) -> dict[str, Any]:

@@ -47,7 +47,7 @@ def submission_scopes(sid: int, user_id: int, shared: bool, standings: bool) -> 
     return scopes
 
 
-def _changed_columns(obj: Submission) -> set[str]:
+def _changed_columns(obj: Any) -> set[str]:
     return {attr.key for attr in inspect(obj).attrs if attr.history.has_changes()}
 
 

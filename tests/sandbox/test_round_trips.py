@@ -111,6 +111,6 @@ def test_t_ref_begin_gives_the_value_later_and_a_failing_reference_says_so(
         assert pending.value[0].tolist() == got[0].tolist() == [3.0, 3.0]
         failing = t.ref.begin("boom")
         with pytest.raises(ReferenceFailed):
-            failing.value
+            _ = failing.value
         with pytest.raises(ReferenceFailed):  # asked again: the same failure
-            failing.result
+            _ = failing.result

@@ -7,6 +7,7 @@ from __future__ import annotations
 import html
 import io
 import re
+import shutil
 import zipfile
 from pathlib import Path
 
@@ -221,9 +222,9 @@ def test_an_edit_that_puts_a_public_case_last_is_refused(client, admin):
     assert rows(client.app, "select count(*) from problem_versions")[0][0] == 1
 
 
-def test_shards_share_the_files_whose_speed_is_measured(tmp_path):
+def test_shards_share_the_files_by_what_they_cost(tmp_path):
     from judge.package import load_problem
-    from judge.shards import check_files, in_shard
+    from judge.shards import check_files, file_cost, in_shard
 
     problem = load_problem(BUNDLED_TEMPLATE, named_by_slug=False)
     files = check_files(problem, cuda=True)
@@ -233,7 +234,22 @@ def test_shards_share_the_files_whose_speed_is_measured(tmp_path):
     assert shards[0][0] == "reference"
     timed = [[f for f in s if f == "reference" or "/accepted/" in f or "/too_slow/" in f]
              for s in shards]
-    assert sorted(map(len, timed)) == [2, 2]  # 4 timed files: two each
+    assert sorted(map(len, timed)) == [1, 3]  # the too_slow fixture costs two accepted ones
+    # A fixture that waits out its wall limit weighs that much: the speed-checked files go
+    # to the other shard until they weigh as much.
+    folder = tmp_path / "template"
+    shutil.copytree(BUNDLED_TEMPLATE, folder)
+    (folder / "submissions" / "time_limit_exceeded").mkdir()
+    (folder / "submissions" / "time_limit_exceeded" / "sleeps.py").write_text(
+        "import time\n\ndef masked_mean(x, mask):\n    time.sleep(60)\n")
+    problem = load_problem(folder, named_by_slug=False)
+    cost = {label: file_cost(problem, expected) for label, expected, _ in
+            check_files(problem, cuda=True)}
+    assert cost["submissions/time_limit_exceeded/sleeps.py"] == problem.meta.limits.case_wall_s
+    loads = [sum(cost[label] for label in cost if in_shard(problem, k, 2)(label, "?"))
+             for k in range(2)]
+    assert abs(loads[0] - loads[1]) <= max(cost.values())
+    assert in_shard(problem, 1, 2)("submissions/time_limit_exceeded/sleeps.py", "?")
 
 
 def test_an_identical_upload_says_it_stored_nothing_new(client, admin, tmp_path):
