@@ -30,6 +30,7 @@ from __future__ import annotations
 import builtins
 import contextlib
 import fcntl
+import functools
 import os
 import secrets
 import statistics
@@ -103,15 +104,21 @@ class _SubmissionFailed(Exception):
     """The submission's side of a pair ended in ``error`` (the reference's errors pass as
     they are: the package is broken)."""
 
-    def __init__(self, error: RunnerLost | SubmissionError) -> None:
+    def __init__(self, error: RunnerLost | SubmissionError, limit: float,
+                 ref_s: float | None) -> None:
         super().__init__(str(error))
         self.error = error
+        self.limit = limit  # the submission's call limit
+        self.ref_s = ref_s  # the reference's call in the same pair, when it went first
 
 
 def _time_pair(workload: Workload, sessions, args: list, kwargs: dict, kind: str | None,
-               sub_first: bool, sub_limit: float, ref_limit: float) -> Pair:
+               sub_first: bool, sub_limit: float | Callable[[float], float],
+               ref_limit: float) -> Pair:
     """Time one call of each side on the same inputs, the other side paused meanwhile.
-    Raises _SubmissionFailed when the submission's call fails."""
+    ``sub_limit`` may depend on the reference's call (a function of its seconds: the
+    reference then goes first). Raises _SubmissionFailed when the submission's call
+    fails."""
     sub, ref = sessions.get("sub"), sessions.get("ref")
     order = (("sub", sub, ref), ("ref", ref, sub))
     results: dict[str, Any] = {}
@@ -123,8 +130,12 @@ def _time_pair(workload: Workload, sessions, args: list, kwargs: dict, kind: str
     # The inputs are encoded once and the same bytes sent to both runners.
     frame = stage_frame(workload.target, workload.fn, args, kwargs, workload.prepare,
                         TIMING_CPU)
+    if callable(sub_limit):
+        sub_first = False
     for role, session, other in order if sub_first else order[::-1]:
-        limit = sub_limit if role == "sub" else ref_limit
+        limit = ref_limit
+        if role == "sub":
+            limit = sub_limit(times["ref"]) if callable(sub_limit) else sub_limit
         try:
             with paused(other, away_from=TIMING_CPU) as window:
                 res, elapsed = session.timed_run(workload.target, workload.fn, args, kwargs,
@@ -133,7 +144,7 @@ def _time_pair(workload: Workload, sessions, args: list, kwargs: dict, kind: str
         except (RunnerLost, SubmissionError) as e:
             if role == "ref":
                 raise
-            raise _SubmissionFailed(e) from None
+            raise _SubmissionFailed(e, limit, times.get("ref")) from None
         results[role], times[role] = res.value, elapsed
         cpu = session.last_stage_cpu_s
         staging_cpu = staging_cpu and cpu is not None
@@ -159,9 +170,13 @@ def _measure(workload: Workload, spec: Throughput, sessions, rng: torch.Generato
         else:
             args, kwargs = workload.make(rng)
         kind = workload.stratum(args, kwargs) if workload.stratum is not None else None
-        sub_limit = call_limit
+        # A call SLOWEST times the reference's median is cut short; before any pair, the
+        # reference goes first and its call sets the limit (a submission that never
+        # returns then costs seconds, not the whole budget).
+        sub_limit: float | Callable[[float], float] = functools.partial(
+            _sub_limit, call_limit)
         if m.ref_s:
-            sub_limit = min(call_limit, max(2.0, SLOWEST * statistics.median(m.ref_s)))
+            sub_limit = _sub_limit(call_limit, statistics.median(m.ref_s))
         try:
             pair = _time_pair(workload, sessions, args, kwargs, kind, i % 2 == 0, sub_limit,
                               call_limit)
@@ -174,7 +189,9 @@ def _measure(workload: Workload, spec: Throughput, sessions, rng: torch.Generato
                 # pair starts it, warmed up again); a second cut call is final.
                 stalled, warm_from = True, i + workload.warmup
                 continue
-            return _failed(m, e, kind, sub_limit, sessions.code)
+            if not m.ref_s and failed.ref_s is not None:
+                m.ref_s.append(failed.ref_s)  # what the message compares it with
+            return _failed(m, e, kind, failed.limit, sessions.code)
         wrong = _wrong(workload, pair, sessions)
         if wrong is not None:
             return wrong
@@ -191,6 +208,12 @@ def _measure(workload: Workload, spec: Throughput, sessions, rng: torch.Generato
             return m
         if time.monotonic() > deadline and n >= 3:
             return m
+
+
+def _sub_limit(call_limit: float, ref_s: float) -> float:
+    """How long one timed call of the submission may take: SLOWEST times the reference's
+    (at least 2 s), at most ``call_limit``."""
+    return min(call_limit, max(2.0, SLOWEST * ref_s))
 
 
 def _failed(m: Measurement, e: RunnerLost | SubmissionError, kind: str | None,

@@ -458,6 +458,26 @@ def test_a_second_cut_call_is_too_slow(problem, launcher):
     assert "one timed call took over 2.0 s" in report.message.en
 
 
+NEVER_RETURNS = """
+import time
+
+def double(x):
+    if x.numel() > 1000:  # the speed check's inputs only
+        time.sleep(600)
+    return x * 2
+"""
+
+
+def test_a_first_timed_call_that_never_returns_costs_seconds_not_the_budget(problem, launcher):
+    """Before any pair the reference goes first, and its call sets the submission's limit
+    (at least 2 s): not the budget (8 s here, 30 s for some problems), which a first call
+    that never returned used to wait out."""
+    report = judge(problem, NEVER_RETURNS, launcher)
+    assert report.verdict is Verdict.TOO_SLOW, (report.message.en, report.throughput)
+    assert "one timed call took over 2.0 s" in report.message.en  # 8.0 s before
+    assert "the reference takes about 0 ms" not in report.message.en
+
+
 WORKS_WHILE_STAGED = SLOW + """
 # The cheat: do the work while the call is staged (untimed), answer RUN from a cache.
 import sys as _sys
