@@ -19,9 +19,9 @@ from __future__ import annotations
 import contextlib
 import time
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol, overload
 
+from judge.calls import Budget, CallResult, Session
 from judge.i18n import T
 from judge.runner_errors import (
     MAX_MESSAGE_CHARS,
@@ -56,49 +56,6 @@ START_TIMEOUT_S = 60.0  # importing torch and the submission, on a loaded machin
 # what it is sent within the case's remaining budget and this much more.
 SEND_GRACE_S = 2.0
 BYE_TIMEOUT_S = 1.0
-
-
-@dataclass
-class CallResult:
-    value: Any
-    args: list = field(default_factory=list)
-    kwargs: dict = field(default_factory=dict)
-    seconds: float = 0.0
-
-
-@dataclass
-class Budget:
-    """Wall-clock seconds a test case may spend inside the submission's calls."""
-
-    seconds: float
-    used: float = 0.0
-
-    def deadline(self, start: float) -> float:
-        return start + max(0.0, self.seconds - self.used)
-
-
-class Session(Protocol):
-    """What the grader and a case's ``Ctx`` use of a role's runner."""
-
-    budget: Budget | None  # what the next call may spend (the case's; the reference's)
-
-    @property
-    def alive(self) -> bool: ...
-
-    def start(self) -> None: ...
-
-    def ready(self) -> dict[str, Any]: ...
-
-    def call(self, target: str, fn: str, args: list, kwargs: dict, *,
-             return_args: bool = False) -> CallResult: ...
-
-    def output_mark(self) -> int: ...
-
-    def output_since(self, mark: int) -> str: ...
-
-    def memory_bytes(self) -> int | None: ...
-
-    def close(self) -> None: ...
 
 
 class SessionSource(Protocol):

@@ -38,6 +38,7 @@ from typing import Any, NoReturn, Protocol
 import torch
 
 from judge import compare
+from judge.calls import Pending
 from judge.i18n import T
 from judge.jobfiles import JobFiles, JobFolderFull
 from judge.session import (
@@ -250,30 +251,6 @@ class Proxy:
                 raise ReferenceFailed(as_reference(f"the reference raised {e}\n{e.traceback}")
                                       ) from None
             raise
-
-
-class Pending:
-    """A call started by ``Proxy.begin``: ``result`` (a CallResult) and ``value`` wait
-    for it the first time, and give the same answer (or raise the same error) after."""
-
-    def __init__(self, finish: Callable[[], CallResult]) -> None:
-        self._finish = finish
-        self._outcome: CallResult | Exception | None = None
-
-    @property
-    def result(self) -> CallResult:
-        if self._outcome is None:
-            try:
-                self._outcome = self._finish()
-            except Exception as e:
-                self._outcome = e
-        if isinstance(self._outcome, Exception):
-            raise self._outcome
-        return self._outcome
-
-    @property
-    def value(self) -> Any:
-        return self.result.value
 
 
 class Run:

@@ -98,6 +98,45 @@ def _columns_set(statement: Any) -> set[str]:
     return {getattr(k, "key", str(k)) for k in values}
 
 
+def _note_object(session: Session, obj: Any) -> None:
+    """What a flushed object changes (see the module's docstring)."""
+    table = getattr(obj, "__tablename__", None)
+    if isinstance(obj, Submission) and obj.id is not None and obj.user_id is not None:
+        new = obj in session.new
+        columns = set() if new else _changed_columns(obj)
+        standings = (obj.verdict is not None if new else obj in session.deleted
+                     or bool(columns - {"status"}))
+        shared = bool(obj.share) or "share" in columns  # or no longer shared
+        _note(session, submission_scopes(obj.id, obj.user_id, shared, standings))
+    elif isinstance(obj, JobEvent) and obj in session.new:
+        _note(session, {("submission", obj.submission_id)} if obj.submission_id else set())
+    elif isinstance(obj, Job):
+        if obj in session.new or obj in session.deleted or (
+                _changed_columns(obj) - LEASE_ONLY):
+            _note(session, {QUEUE})
+    elif table in QUEUE_TABLES:
+        _note(session, {QUEUE})
+    elif table in WATCHED:
+        _note(session)
+
+
+def _note_statement(state: ORMExecuteState) -> None:
+    """What an UPDATE, DELETE or INSERT statement changes (see the module's docstring)."""
+    table = _table(state.statement)
+    columns = _columns_set(state.statement)
+    if table == "submissions" and state.is_update and "share" not in columns:
+        ids = ids_named(getattr(state.statement, "whereclause", None))
+        if ids:  # whose they are: looked up before the commit
+            _note(state.session, {"standings"} if columns - {"status"} else set(), ids)
+        else:
+            _note(state.session)
+    elif table in QUEUE_TABLES:
+        if not (table == "jobs" and state.is_update and columns <= LEASE_ONLY):
+            _note(state.session, {QUEUE})
+    elif table in WATCHED:
+        _note(state.session)
+
+
 def watch(sessions: sessionmaker[Session], cache: PageCache,
           publish: Callable[[set[Hashable] | None], None] | None = None) -> None:
     """After every commit of these sessions that wrote a watched table, tell ``cache``
@@ -106,43 +145,12 @@ def watch(sessions: sessionmaker[Session], cache: PageCache,
     @event.listens_for(sessions, "after_flush")
     def _flushed(session: Session, _context) -> None:
         for obj in (*session.new, *session.dirty, *session.deleted):
-            table = getattr(obj, "__tablename__", None)
-            if isinstance(obj, Submission) and obj.id is not None and obj.user_id is not None:
-                new = obj in session.new
-                columns = set() if new else _changed_columns(obj)
-                standings = (obj.verdict is not None if new else obj in session.deleted
-                             or bool(columns - {"status"}))
-                shared = bool(obj.share) or "share" in columns  # or no longer shared
-                _note(session, submission_scopes(obj.id, obj.user_id, shared, standings))
-            elif isinstance(obj, JobEvent) and obj in session.new:
-                _note(session, {("submission", obj.submission_id)} if obj.submission_id
-                      else set())
-            elif isinstance(obj, Job):
-                if obj in session.new or obj in session.deleted or (
-                        _changed_columns(obj) - LEASE_ONLY):
-                    _note(session, {QUEUE})
-            elif table in QUEUE_TABLES:
-                _note(session, {QUEUE})
-            elif table in WATCHED:
-                _note(session)
+            _note_object(session, obj)
 
     @event.listens_for(sessions, "do_orm_execute")
     def _executed(state: ORMExecuteState) -> None:
-        if not (state.is_update or state.is_delete or state.is_insert):
-            return
-        table = _table(state.statement)
-        columns = _columns_set(state.statement)
-        if table == "submissions" and state.is_update and "share" not in columns:
-            ids = ids_named(getattr(state.statement, "whereclause", None))
-            if ids:  # whose they are: looked up before the commit
-                _note(state.session, {"standings"} if columns - {"status"} else set(), ids)
-            else:
-                _note(state.session)
-        elif table in QUEUE_TABLES:
-            if not (table == "jobs" and state.is_update and columns <= LEASE_ONLY):
-                _note(state.session, {QUEUE})
-        elif table in WATCHED:
-            _note(state.session)
+        if state.is_update or state.is_delete or state.is_insert:
+            _note_statement(state)
 
     @event.listens_for(sessions, "before_commit")
     def _resolve(session: Session) -> None:

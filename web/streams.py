@@ -111,7 +111,7 @@ class Stream:
     sid: int
     lang: str
     last_id: int = 0
-    sent_tests: set[int] = field(default_factory=set)
+    sent_tests: dict[int, tuple[Any, Any]] = field(default_factory=dict)  # index: shown
     sent_throughput: int = 0
     started: bool = False
     last_queued: tuple[str, int | None] | None = None
@@ -148,9 +148,9 @@ class Stream:
     def _track(self, payload: dict[str, Any]) -> None:
         kind = kind_of(payload)
         if kind is EventKind.START:
-            self.started, self.sent_tests, self.sent_throughput = True, set(), 0
+            self.started, self.sent_tests, self.sent_throughput = True, {}, 0
         elif kind is EventKind.TEST:
-            self.sent_tests.add(payload["index"])
+            self.sent_tests[payload["index"]] = _shown(payload.get("result"))
         elif kind is EventKind.THROUGHPUT:
             self.sent_throughput += 1
 
@@ -164,12 +164,21 @@ class Stream:
         if not self.started:
             events.append(Started(len(tests), tuple(PlannedTest(t.name, t.visibility)
                                                     for t in tests)))
-        events += [TestJudged(i, t) for i, t in enumerate(tests) if i not in self.sent_tests]
+        # A test not shown yet, or shown with another outcome (an earlier attempt's, when
+        # the job was handed out again and finished before this reader looked).
+        events += [TestJudged(i, t) for i, t in enumerate(tests)
+                   if self.sent_tests.get(i) != _shown(t.to_json("zh", learner=True))]
         if report:
             events += [ThroughputMeasured(tp) for tp in report.throughput[self.sent_throughput:]]
         events.append(Done.of(report) if report else
                       Done(Verdict(snap.verdict or Verdict.INTERNAL_ERROR), 0, 0, snap.ratio))
         return [sse(e.to_json(self.lang, learner=True)) for e in events]
+
+
+def _shown(result: Any) -> tuple[Any, Any]:
+    """What a reader saw of a test's result: its verdict and its messages."""
+    return (result.get("verdict"), result.get("messages")) if isinstance(result, dict) \
+        else (None, None)
 
 
 def ranking_now(db: Session, sub: Submission) -> dict[str, Any] | None:

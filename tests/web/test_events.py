@@ -80,39 +80,65 @@ def test_live_progress_in_order(client, alice, worker):
     assert seen[-1]["verdict"] == "accepted" and seen[-1]["passed"] == 2
 
 
-def test_the_stream_follows_a_job_that_is_handed_out_again(client, alice, worker, clock):
-    """A worker is lost after three events and the job is handed out again: the first
-    attempt's events are dropped with its lease, the second attempt's are stored (on
-    SQLite, ids freed by that delete must not be used again). A reader who saw the first
-    attempt gets all of the second one, from its start."""
+def _handed_out_again(client, alice, worker, clock, *, reader_keeps_up: bool) -> tuple:
+    """A worker is lost after three events (test 0 shown with the first attempt's message)
+    and the job is handed out again; the second attempt runs while a reader who saw the
+    first attempt follows the stream. Returns (events seen, the second attempt's report)."""
     sid = api_submit(client, alice).json()["id"]
     wid = worker.register("w", False, {})
     lost = worker.claim(wid, False, 0)
-    first = progress_events(fake_report(passed=False))[:3]
+    first = progress_events(fake_report(passed=False, message="first attempt"))[:3]
     assert worker.events(lost, first)
     clock.advance(31)
     report = fake_report()
+    seen: list[dict] = []
 
     def second_attempt() -> None:
         job = worker.claim(wid, False, 0)
         assert job is not None and job.attempt == 2
         assert worker.events(job, progress_events(report)[:-1])
+        deadline = time.monotonic() + 30
+        while reader_keeps_up and time.monotonic() < deadline and not any(
+                e["event"] == "start" for e in seen[len(first):]):
+            time.sleep(0.01)  # the reader has seen the restart before the result comes
         assert worker.result(job, report) == "stored"
 
     retry = threading.Thread(target=second_attempt)
-    seen: list[dict] = []
     with client.stream("GET", f"/api/submissions/{sid}/events", headers=alice) as r:
         for line in r.iter_lines():
             if line.startswith("data:"):
                 seen.append(json.loads(line[5:]))
                 if len(seen) == len(first):  # the reader has the first attempt's events
                     retry.start()
+                    if not reader_keeps_up:
+                        retry.join()  # all of it stored before the reader looks again
     retry.join()
     assert kinds(seen[:3]) == ["start", "running", "test"]
+    return seen, report
+
+
+def test_the_stream_follows_a_job_that_is_handed_out_again(client, alice, worker, clock):
+    """The first attempt's events are dropped with its lease, the second attempt's are
+    stored (on SQLite, ids freed by that delete must not be used again). A reader who saw
+    the first attempt gets all of the second one, from its start."""
+    seen, report = _handed_out_again(client, alice, worker, clock, reader_keeps_up=True)
     restart = max(i for i, e in enumerate(seen) if e["event"] == "start")
     assert restart >= 3, kinds(seen)
     assert kinds(seen[restart:]) == [*kinds(progress_events(report)[:-1]), "done"], kinds(seen)
     assert seen[-1]["verdict"] == "accepted" and seen[-1]["passed"] == 2
+
+
+def test_a_reader_who_missed_the_second_attempt_ends_with_its_results(client, alice, worker,
+                                                                       clock):
+    """The second attempt was judged and stored before the reader looked again (its events
+    cleared with the result): the reader still ends with every test as the stored report
+    has it, never with the first attempt's, whichever of the two it caught."""
+    seen, _ = _handed_out_again(client, alice, worker, clock, reader_keeps_up=False)
+    last = {e["index"]: e for e in seen if e["event"] == "test"}
+    assert sorted(last) == [0, 1]
+    assert all(e["result"]["verdict"] == "accepted" for e in last.values()), last
+    assert "first attempt" not in json.dumps(last[0]), last[0]
+    assert seen[-1]["event"] == "done" and seen[-1]["verdict"] == "accepted"
 
 
 def test_the_stream_speaks_the_readers_language(client, alice, worker):
