@@ -225,9 +225,9 @@ def _failed(m: Measurement, e: RunnerLost | SubmissionError, kind: str | None,
             return m
         m.verdict = Verdict.TOO_SLOW
         m.message = T(f"一次计时调用超过 {limit:.1f} 秒（参考解答约 "
-                      f"{_median_ms(m.ref_s):.0f} 毫秒）",
+                      f"{_ms_text(m.ref_s)} 毫秒）",
                       f"one timed call took over {limit:.1f} s (the reference "
-                      f"takes about {_median_ms(m.ref_s):.0f} ms)")
+                      f"takes about {_ms_text(m.ref_s)} ms)")
         m.ratios.append(0.0)
         if kind is not None:
             m.strata.append(kind)
@@ -302,6 +302,13 @@ def paused(session: Any, away_from: int | None = None) -> Iterator[Window]:
 
 def _median_ms(values: list[float]) -> float:
     return statistics.median(values) * 1000 if values else 0.0
+
+
+def _ms_text(values: list[float]) -> str:
+    """The median in milliseconds as a message shows it: two figures below 10 ms (a call
+    of 0.02 ms is not "0 ms")."""
+    ms = _median_ms(values)
+    return f"{ms:.2g}" if ms < 10 else f"{ms:.0f}"
 
 
 @contextlib.contextmanager
