@@ -170,12 +170,7 @@ class RunnerSession:
              return_args: bool = False) -> CallResult:
         """Call ``fn`` and wait for its RESULT; events are ignored and questions answered
         with None. Raises SubmissionError, RunnerLost or ImportFailed."""
-        stream = self.stream(target, fn, args, kwargs, return_args=return_args)
-        for event in stream:
-            if event.kind is Kind.ASK:
-                event.reply(None)
-        assert stream.result is not None
-        return stream.result
+        return _drained(self.stream(target, fn, args, kwargs, return_args=return_args))
 
     def begin(self, target: str, fn: str, args: list, kwargs: dict
               ) -> Callable[[], CallResult]:
@@ -192,11 +187,7 @@ class RunnerSession:
                 if self.pending is finish:
                     self.pending = None
                 try:
-                    for event in stream:
-                        if event.kind is Kind.ASK:
-                            event.reply(None)
-                    assert stream.result is not None
-                    outcome.append(stream.result)
+                    outcome.append(_drained(stream))
                 except Exception as e:  # kept for whoever asks for the result
                     outcome.append(e)
             if isinstance(outcome[0], Exception):
@@ -351,6 +342,15 @@ class RunnerSession:
             args, kwargs = list(sent[0]), dict(sent[1])
         return CallResult(b.get("value"), args if isinstance(args, list) else [],
                           kwargs if isinstance(kwargs, dict) else {}, elapsed)
+
+
+def _drained(stream: Stream) -> CallResult:
+    """A call's result, its events ignored and its questions answered None."""
+    for event in stream:
+        if event.kind is Kind.ASK:
+            event.reply(None)
+    assert stream.result is not None
+    return stream.result
 
 
 def stage_frame(target: str, fn: str, args: list, kwargs: dict, prepare: str | None = None,
