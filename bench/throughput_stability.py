@@ -18,7 +18,7 @@ checks only: quicker, for files ``judge check`` already proved correct). Files m
 ``# judge-check: needs cuda`` are skipped without a GPU.
 
     python bench/throughput_stability.py [PROBLEM ...] [-n 20] [--speed both|verdict|ranking]
-                                         [--checks-only] [--no-sandbox] [--only TEXT]
+                                         [--checks-only] [--no-sandbox] [--only TEXT] [--each]
 """
 
 from __future__ import annotations
@@ -71,6 +71,8 @@ def judge_file(problem, label, code, launcher, args, speed, out) -> None:
         print(f"      {name:<20} ratio min {lo:.3f}  median {statistics.median(values):.3f}  "
               f"max {hi:.3f}  max/min {spread:.3f}  pairs {min(pairs[name])}-"
               f"{max(pairs[name])}", flush=True)
+        if args.each:
+            print(f"      {'':<20} each: {' '.join(f'{v:.3f}' for v in values)}", flush=True)
         if speed == "ranking" and spread > 1.10:
             out["wide"].append(f"{problem.slug} {label} {name}: {spread:.3f}")
 
@@ -82,6 +84,7 @@ def main() -> int:
     ap.add_argument("--no-sandbox", action="store_true")
     ap.add_argument("--only", help="only files whose label contains this text")
     ap.add_argument("--speed", choices=("both", "verdict", "ranking"), default="both")
+    ap.add_argument("--each", action="store_true", help="print every judging's ratio")
     ap.add_argument("--checks-only", action="store_true",
                     help="no correctness cases: the speed checks only")
     args = ap.parse_args()

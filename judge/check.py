@@ -24,7 +24,7 @@ from judge.events import CheckedFile
 from judge.grader import Options, grade
 from judge.package import Problem
 from judge.report import Report
-from judge.shards import NEEDS_CUDA, check_files, needs_cuda
+from judge.shards import NEEDS_CUDA, by_cost, check_files, needs_cuda
 from judge.trust import runs_confined
 from judge.verdict import Verdict
 from sandbox.launch import Launcher
@@ -136,10 +136,15 @@ def suite_errors(problem: Problem, *, confined: bool) -> list[str]:
 def check_problem(problem: Problem, launcher: Launcher, *, seed: int | None = None,
                   workers: int = 2, throughput: bool = True, cuda: bool = False,
                   on_outcome: Callable[[Outcome], None] | None = None,
-                  only: Callable[[str, str], bool] | None = None) -> CheckResult:
+                  only: Callable[[str, str], bool] | None = None,
+                  take: Callable[[str, str], bool] | None = None) -> CheckResult:
     """Judge the package's files (those ``only(label, expected)`` keeps, when given),
     ``workers`` at a time. The reference is judged first: when it is not accepted, nothing
-    else is (every other verdict would be the same internal error)."""
+    else is (every other verdict would be the same internal error).
+
+    ``take``: this check is one shard of a validation split across workers. The files go
+    in the order the shards take them (``judge.shards.by_cost``), and ``take(label,
+    expected)`` is asked just before each one is judged: False, another shard judges it."""
     started = time.monotonic()
     result = CheckResult(problem, seed=seed)
     found = result.findings = lint.lint_problem(problem)
@@ -152,12 +157,16 @@ def check_problem(problem: Problem, launcher: Launcher, *, seed: int | None = No
     jobs = check_files(problem, cuda=cuda)
     result.skipped = [label for label, _, code in jobs if code is None]
     jobs = [job for job in jobs if job[2] is not None and (only is None or only(*job[:2]))]
+    if take is not None:
+        jobs = by_cost(problem, jobs)
     # A wrong file is known once a hidden case fails: the cases after it are not run.
     options = Options(seed=seed, throughput=throughput, cuda=cuda, stop_at_hidden_failure=True)
 
-    def run(job: tuple[str, str, str | None]) -> Outcome:
+    def run(job: tuple[str, str, str | None]) -> Outcome | None:
         label, expected, code = job
         assert code is not None
+        if take is not None and not take(label, expected):
+            return None
         outcome = Outcome(label, expected, grade(problem, code, launcher, options))
         if on_outcome:
             on_outcome(outcome)
@@ -165,14 +174,14 @@ def check_problem(problem: Problem, launcher: Launcher, *, seed: int | None = No
 
     if jobs and jobs[0][0] == "reference":
         first = run(jobs.pop(0))
-        result.outcomes.append(first)
-        if not first.ok:
+        result.outcomes += [first] if first else []
+        if first and not first.ok:
             result.errors.append("the reference is not accepted, so no other file was "
                                  "judged (each would fail the same way)")
             result.time_s = time.monotonic() - started
             return result
     with ThreadPoolExecutor(max_workers=max(1, workers)) as pool:
-        result.outcomes += list(pool.map(run, jobs))
+        result.outcomes += [o for o in pool.map(run, jobs) if o is not None]
     review(result)
     result.time_s = time.monotonic() - started
     return result

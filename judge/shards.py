@@ -8,7 +8,6 @@ its first five lines: it is judged where CUDA is available and listed as skipped
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -36,11 +35,12 @@ def check_files(problem: Problem, *, cuda: bool = False) -> list[tuple[str, str,
     return files
 
 
-# What a file's judging is expected to cost in a check, in seconds, to deal the files out
-# (in_shard): a speed-checked file (the reference and the accepted fixtures, when the
-# package has speed checks) about a second, a too_slow fixture twice that (its timed calls
-# are the slow ones); a time_limit_exceeded fixture its case's wall limit, which it waits
-# out; any other file a tenth.
+# What a file's judging is expected to cost in a check, in seconds, to order the files a
+# validation's shards take (by_cost): a speed-checked file (the reference and the accepted
+# fixtures, when the package has speed checks) about a second, a too_slow fixture twice that
+# (its timed calls are the slow ones); a time_limit_exceeded fixture its case's wall limit,
+# which it waits out; any other file a tenth. A wrong guess costs little: the shards take
+# the files one at a time, so only the last few decide when they end together.
 TIMED_S = 1.0
 TOO_SLOW_S = 2.0
 OTHER_S = 0.1
@@ -55,24 +55,13 @@ def file_cost(problem: Problem, expected: str) -> float:
     return OTHER_S
 
 
-def in_shard(problem: Problem, shard: int, shards: int) -> Callable[[str, str], bool]:
-    """``check_problem``'s ``only`` for one shard of a validation split across workers.
-    The files are dealt by their expected cost (:func:`file_cost`), the costliest first,
-    each to the shard with the least so far (ties: the lower shard, then the check's
-    order), so that the shards end together: the reference first, to shard 0, then a
-    time_limit_exceeded fixture (its wall limit) where the speed-checked files are not,
-    and so on. CUDA-only fixtures are counted too, so that every worker deals alike."""
-    files = [(label, expected) for label, expected, _ in check_files(problem, cuda=True)]
-    load = [0.0] * max(1, shards)
-    where: dict[str, int] = {}
-    order = sorted(range(len(files)), key=lambda i: (files[i][0] != "reference",
-                                                     -file_cost(problem, files[i][1]), i))
-    for i in order:
-        label, expected = files[i]
-        k = min(range(len(load)), key=lambda j: (load[j], j))
-        where[label] = k
-        load[k] += file_cost(problem, expected)
-    return lambda label, expected: where.get(label, 0) == shard
+def by_cost(problem: Problem, files: list[tuple[str, str, str | None]]
+            ) -> list[tuple[str, str, str | None]]:
+    """``files`` (check_files' tuples) in the order a validation's shards take them: the
+    reference first (nothing else counts until it is accepted), then the costliest first
+    (:func:`file_cost`; ties in the check's order), so that the cheap files come last and
+    fill in while the shards end together (greedy list scheduling)."""
+    return sorted(files, key=lambda f: (f[0] != "reference", -file_cost(problem, f[1])))
 
 
 def merge_parts(parts: list[dict[str, Any]]) -> dict[str, Any]:
@@ -84,9 +73,11 @@ def merge_parts(parts: list[dict[str, Any]]) -> dict[str, Any]:
     order = {"reference": 0, "starter": 1}
     files.sort(key=lambda f: (order.get(f["label"], 2), f["label"]))
     errors = _once(e for part in parts for e in part.get("errors", []))
+    judged = {f["label"] for f in files}  # a CUDA fixture a CPU shard skipped, a GPU one took
     result: dict[str, Any] = {"errors": errors, "files": files,
               "warnings": _once(w for part in parts for w in part.get("warnings", [])),
-              "skipped": _once(s for part in parts for s in part.get("skipped", [])),
+              "skipped": _once(s for part in parts for s in part.get("skipped", [])
+                               if s not in judged),
               "seed": parts[0].get("seed") if parts else None}
     reference = next((f for f in files if f["label"] == "reference"), None)
     accepted = [f for f in files if f["expected"] == "accepted" and f["label"] != "reference"]

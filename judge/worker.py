@@ -246,7 +246,6 @@ class Worker:
         """``python -m judge check`` on the job's version, in this worker's launcher:
         every file's verdict as progress, then the result the server stores."""
         from judge.check import check_files, check_problem
-        from judge.shards import in_shard
 
         try:
             problem = self.problems.exact(job.problem_version)
@@ -256,20 +255,37 @@ class Worker:
             return _refused(f"the worker cannot get version {job.problem_version[:12]} "
                             f"from the server")
         try:
-            mine = in_shard(problem, job.shard, job.shards)
+            # every file this machine can judge: a shard of several does not know yet which
+            # of them it will take (the server folds the shards' plans into one)
             files = check_files(problem, cuda=self.gpu is not None)
             on_progress(FilesPlanned(tuple(CheckedFile(label, expected)
                                            for label, expected, code in files
-                                           if code is not None and mine(label, expected))
-                                     ).to_json())
+                                           if code is not None)).to_json())
             result = check_problem(problem, self.launcher, workers=1,
-                                   cuda=self.gpu is not None, only=mine,
+                                   cuda=self.gpu is not None,
+                                   take=self._taker(job) if job.shards > 1 else None,
                                    on_outcome=lambda o: on_progress(
                                        FileChecked(CheckedFile.from_json(o.to_json())).to_json()))
         except Exception as e:  # check_problem should not raise; if it does, say so
             log.exception("validating %s crashed", job.problem)
             return _refused(f"the check failed: {type(e).__name__}: {e}")
         return result.to_json()
+
+    def _taker(self, job: Claimed) -> Callable[[str, str], bool]:
+        """check_problem's ``take`` for one shard of a validation: the server says whether
+        this shard judges a file (network errors are retried for a lease's length)."""
+        def take(label: str, expected: str) -> bool:
+            deadline, delay = time.monotonic() + job.lease_seconds, 0.5
+            while True:
+                try:
+                    return self.client.take(job, label)
+                except httpx.HTTPError as e:
+                    if time.monotonic() > deadline:
+                        raise
+                    log.warning("job %s: cannot ask for %s (%s); retrying", job.job_id, label, e)
+                    time.sleep(delay)
+                    delay = min(delay * 2, RETRY_MAX_S)
+        return take
 
     def send_result(self, job: Claimed, report: dict[str, Any]) -> None:
         """Post the result, retrying network errors for a lease's length. A report that

@@ -52,8 +52,8 @@ class Claimed:
     attempt: int = 1
     kind: str = "judge"
     version_id: int | None = None
-    # a validation split across workers: this job judges the files whose index is shard
-    # modulo shards (judge/shards.py)
+    # a validation split across workers: this job is shard ``shard`` of ``shards``, which
+    # take the files one at a time from the server (take_file)
     shard: int = 0
     shards: int = 1
     run_id: int | None = None  # kind="run": "Run examples", public cases only
@@ -121,6 +121,12 @@ class WorkerClient:
     def result(self, job: Claimed, report: dict[str, Any]) -> str:
         answer = self._leased(job, "result", report=report)
         return "rejected" if answer is None else str(answer["status"])
+
+    def take(self, job: Claimed, label: str) -> bool:
+        """Whether this shard of a validation judges ``label`` (False: another shard took it,
+        or the lease was lost)."""
+        answer = self._leased(job, "take", label=label)
+        return bool(answer and answer.get("take"))
 
     def release(self, job: Claimed) -> bool:
         return self._leased(job, "release") is not None

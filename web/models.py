@@ -152,8 +152,8 @@ class Job(Base):
     needs_gpu: Mapped[bool] = mapped_column(Boolean, default=False)
     prefers_gpu: Mapped[bool] = mapped_column(Boolean, default=False)
     attempts: Mapped[int] = mapped_column(Integer, default=0)
-    # validate jobs: this job judges the files whose index is shard modulo shards (a
-    # version's validation is split across the workers idle when it was queued)
+    # validate jobs: shard ``shard`` of ``shards`` of a version's validation, split across
+    # the workers idle when it was queued; the shards take the files (ValidationTake)
     shard: Mapped[int] = mapped_column(Integer, default=0, server_default="0")
     shards: Mapped[int] = mapped_column(Integer, default=1, server_default="1")
     worker_id: Mapped[int | None] = mapped_column(ForeignKey("workers.id", ondelete="SET NULL"))
@@ -207,6 +207,21 @@ class JobEvent(Base):
     submission_id: Mapped[int] = mapped_column(Integer, index=True)
     payload: Mapped[dict[str, Any]]
     created_at: Mapped[datetime]
+
+
+class ValidationTake(Base):
+    """Which shard of a validation round judges a file: a round's shards take the files one
+    at a time, the costliest first, whichever asks first (web/data/queue.py: take_file), so
+    that they end together however the files' costs were guessed. ``round_job_id`` is the
+    round's first job; a shard handed out again takes its own files again."""
+
+    __tablename__ = "validation_takes"
+    __table_args__ = (UniqueConstraint("round_job_id", "label"),)
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    round_job_id: Mapped[int] = mapped_column(ForeignKey("jobs.id", ondelete="CASCADE"))
+    label: Mapped[str] = mapped_column(String(300))
+    shard: Mapped[int] = mapped_column(Integer)
 
 
 class ProblemRecord(Base):

@@ -156,6 +156,9 @@ def test_a_validation_is_split_across_the_idle_workers_and_merged(
                             f"order by shard")
     assert jobs == [(0, 2), (1, 2)]
     assert run_worker(worker, plain, settings, problems_root) == 2  # one worker, both shards
+    # The first shard claimed takes every file; the second finds them taken.
+    assert rows(client.app, "select shard, count(*) from validation_takes group by shard") \
+        == [(0, 5)]
     data = client.get(f"/api/admin/versions/{vid}").json()
     assert data["status"] == "valid", data
     report = data["report"]
@@ -182,6 +185,12 @@ def test_shards_merge_like_one_check():
     merged = merge_parts([{"files": [crashed]}, {"files": [{**bad, "ok": True}]}])
     assert [f["label"] for f in merged["files"]] == ["reference"]
     assert merged["errors"][0].startswith("the reference is not accepted")
+    # A CUDA-only fixture a CPU shard skipped and a GPU shard took is judged, not skipped.
+    ref = {"label": "reference", "expected": "accepted", "verdict": "accepted", "ok": True}
+    cuda = {**ref, "label": "submissions/too_slow/sync.py", "expected": "too_slow"}
+    merged = merge_parts([{"files": [ref], "skipped": [cuda["label"]]},
+                          {"files": [cuda], "skipped": []}])
+    assert merged["skipped"] == [] and merged["ok"]
 
 
 def test_english_pages_use_an_ascii_colon(tmp_path):
@@ -222,34 +231,49 @@ def test_an_edit_that_puts_a_public_case_last_is_refused(client, admin):
     assert rows(client.app, "select count(*) from problem_versions")[0][0] == 1
 
 
-def test_shards_share_the_files_by_what_they_cost(tmp_path):
+def test_shards_take_the_reference_then_the_costliest_files_first(tmp_path):
     from judge.package import load_problem
-    from judge.shards import check_files, file_cost, in_shard
+    from judge.shards import by_cost, check_files, file_cost
 
-    problem = load_problem(BUNDLED_TEMPLATE, named_by_slug=False)
-    files = check_files(problem, cuda=True)
-    shards = [[label for label, expected, _ in files if in_shard(problem, k, 2)(label, expected)]
-              for k in range(2)]
-    assert sorted(shards[0] + shards[1]) == sorted(label for label, _, _ in files)
-    assert shards[0][0] == "reference"
-    timed = [[f for f in s if f == "reference" or "/accepted/" in f or "/too_slow/" in f]
-             for s in shards]
-    assert sorted(map(len, timed)) == [1, 3]  # the too_slow fixture costs two accepted ones
-    # A fixture that waits out its wall limit weighs that much: the speed-checked files go
-    # to the other shard until they weigh as much.
     folder = tmp_path / "template"
     shutil.copytree(BUNDLED_TEMPLATE, folder)
     (folder / "submissions" / "time_limit_exceeded").mkdir()
     (folder / "submissions" / "time_limit_exceeded" / "sleeps.py").write_text(
         "import time\n\ndef masked_mean(x, mask):\n    time.sleep(60)\n")
     problem = load_problem(folder, named_by_slug=False)
-    cost = {label: file_cost(problem, expected) for label, expected, _ in
-            check_files(problem, cuda=True)}
-    assert cost["submissions/time_limit_exceeded/sleeps.py"] == problem.meta.limits.case_wall_s
-    loads = [sum(cost[label] for label in cost if in_shard(problem, k, 2)(label, "?"))
-             for k in range(2)]
-    assert abs(loads[0] - loads[1]) <= max(cost.values())
-    assert in_shard(problem, 1, 2)("submissions/time_limit_exceeded/sleeps.py", "?")
+    files = check_files(problem, cuda=True)
+    order = [label for label, _, _ in by_cost(problem, files)]
+    assert sorted(order) == sorted(label for label, _, _ in files)
+    # the reference, then the fixture that waits out its wall limit, then the too_slow
+    # fixture (its timed calls are the slow ones), the accepted ones, the rest last
+    assert order[:2] == ["reference", "submissions/time_limit_exceeded/sleeps.py"]
+    assert file_cost(problem, "time_limit_exceeded") == problem.meta.limits.case_wall_s
+    kinds = [label.split("/")[1] for label in order[2:] if "/" in label]
+    timed = kinds[:kinds.index("accepted")] + ["accepted"] * kinds.count("accepted")
+    assert timed[0] == "too_slow" and kinds[:len(timed)] == timed
+    assert order.index("starter") > order.index(next(f for f in order if "/accepted/" in f))
+
+
+def test_a_shard_judges_only_the_files_it_takes_in_the_order_it_asks(plain):
+    from judge.check import check_problem
+    from judge.package import load_problem
+    from judge.shards import by_cost, check_files
+
+    problem = load_problem(BUNDLED_TEMPLATE, named_by_slug=False)
+    asked: list[str] = []
+
+    def take(label: str, expected: str) -> bool:
+        asked.append(label)
+        return label in ("reference", "starter")
+
+    result = check_problem(problem, plain, workers=1, throughput=False, take=take)
+    assert asked == [label for label, _, code in by_cost(problem, check_files(problem))
+                     if code is not None]  # each file once, just before it would be judged
+    assert [o.label for o in result.outcomes] == ["reference", "starter"] and result.ok
+    # A shard that takes nothing judges nothing and is not a failure.
+    nothing = check_problem(problem, plain, workers=1, throughput=False,
+                            take=lambda label, expected: False)
+    assert nothing.outcomes == [] and nothing.ok
 
 
 def test_an_identical_upload_says_it_stored_nothing_new(client, admin, tmp_path):

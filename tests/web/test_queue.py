@@ -8,6 +8,7 @@ import threading
 import pytest
 from sqlalchemy import text
 
+from judge.verdict import Verdict
 from judge.worker_client import Fatal, WorkerClient
 from tests.web.support import (
     HIDDEN_MARK,
@@ -281,3 +282,56 @@ def test_the_app_requeues_expired_leases_by_itself(settings, clock):
         while status(client, alice, sid)["status"] != "queued":
             assert time.monotonic() < deadline, "the lease never expired"
             time.sleep(0.1)
+
+
+def test_a_validations_shards_take_each_file_once(app, client, admin, worker, tmp_path, clock):
+    from tests.conftest import write_problem
+    from tests.web.support import package_zip, upload
+    from tests.web.test_admin import version_id
+
+    first, second = (worker.register(name, False, {}) for name in ("one", "two"))
+    vid = version_id(upload(client, package_zip(write_problem(tmp_path / "p"))))
+    a, b = worker.claim(first, False, 0), worker.claim(second, False, 0)
+    assert (a.kind, a.shard, a.shards, b.shard) == ("validate", 0, 2, 1) and a.version_id == vid
+    assert worker.take(a, "reference") and not worker.take(b, "reference")
+    assert worker.take(b, "starter") and not worker.take(a, "starter")
+    assert worker.take(a, "reference")  # asking again: still this shard's
+
+    # Many asking at once, as shards on PostgreSQL do (no lock orders them): one wins each.
+    labels = [f"submissions/wrong_answer/{i}.py" for i in range(8)]
+    won: dict[str, list[int]] = {label: [] for label in labels}
+
+    def ask(job) -> None:
+        with app.state.sessionmaker() as db:
+            for label in labels:
+                if queue.take_file(db, job.job_id, job.lease_token, app.state.clock(), label):
+                    won[label].append(job.shard)
+
+    threads = [threading.Thread(target=ask, args=(job,)) for job in (a, b, a, b)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert all(len(set(shards)) == 1 for shards in won.values()), won
+
+    # A shard handed out again (its worker stalled) takes its own files again, and a late
+    # question from the stalled worker is refused like its other calls.
+    clock.advance(29)
+    assert worker.renew(b)
+    clock.advance(2)
+    again = worker.claim(first, False, 0)
+    assert again.shard == 0 and again.attempt == 2
+    assert worker.take(again, "reference") and not worker.take(again, "starter")
+    bearer = {"Authorization": "Bearer worker-secret"}
+    r = client.post(f"/worker/jobs/{a.job_id}/take", headers=bearer,
+                    json={"lease_token": a.lease_token, "label": "reference"})
+    assert r.status_code == 409
+    r = client.post(f"/worker/jobs/{b.job_id}/take", headers=bearer,
+                    json={"lease_token": b.lease_token, "label": ""})
+    assert r.status_code == 422
+
+    # Once the reference has failed, no shard takes anything more: the version is invalid.
+    from judge.events import CheckedFile, FileChecked
+    failed = CheckedFile("reference", "accepted", verdict=Verdict.RUNTIME_ERROR, ok=False)
+    assert worker.events(again, [FileChecked(failed).to_json()])
+    assert not worker.take(b, "submissions/accepted/x.py")

@@ -16,6 +16,7 @@ from datetime import datetime, timedelta
 from typing import Any
 
 from sqlalchemy import and_, case, delete, func, or_, select, update
+from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 
 from judge.events import Event
@@ -28,6 +29,7 @@ from web.models import (
     JobEvent,
     ProblemVersion,
     Submission,
+    ValidationTake,
     Worker,
 )
 from web.phases import Phase
@@ -57,7 +59,8 @@ def queue_validation(db: Session, version: ProblemVersion, problem: Problem,
     the version's report merges them (web/data/bank.py). Returns the first job."""
     needs, prefers = gpu_needs(problem)
     version.status, version.report, version.validated_at = "uploaded", None, None
-    # Split across the workers idle now (judge/check.py: in_shard), one file each at most.
+    # Split across the workers idle now, one file each at most: the shards take the files
+    # one at a time (take_file).
     files = len(check_files(problem, cuda=True))
     shards = max(1, min(files, workers.idle_workers(db, now, gpu=needs)))
     jobs = [Job(kind="validate", version_id=version.id, status="queued",
@@ -274,6 +277,45 @@ def add_events(db: Session, job_id: int, token: str, now: datetime,
                    for e in events)
     db.commit()
     return job
+
+
+def take_file(db: Session, job_id: int, token: str, now: datetime, label: str) -> bool | None:
+    """May this shard of a validation judge the file ``label``? Yes when no other shard of
+    its round took it first (a shard handed out again takes its own files again), and
+    no when the reference was judged and failed (a single check would stop there). None
+    when the lease was lost. A one-shard validation judges every file without asking."""
+    if rows_changed(db, update(Job).where(_holds_lease(job_id, token, now))
+                    .values(lease_token=Job.lease_token)) != 1:  # checks and locks, as above
+        db.rollback()
+        return None
+    job = db.get(Job, job_id)
+    assert job is not None
+    if job.kind != "validate" or job.shards <= 1:
+        db.rollback()
+        return True
+    version = db.get(ProblemVersion, job.version_id)
+    judged = (version.report or {}).get("files", []) if version is not None else []
+    if label != "reference" and any(f.get("label") == "reference" and f.get("ok") is False
+                                    for f in judged):
+        db.rollback()
+        return False
+    first = db.scalar(select(func.min(Job.id)).where(
+        Job.kind == "validate", Job.version_id == job.version_id,
+        Job.created_at == job.created_at))
+    shard = job.shard
+    taken = select(ValidationTake.shard).where(ValidationTake.round_job_id == first,
+                                               ValidationTake.label == label)
+    holder = db.scalar(taken)
+    if holder is None:
+        db.add(ValidationTake(round_job_id=first, label=label, shard=shard))
+        try:
+            db.commit()
+            return True
+        except IntegrityError:  # another shard took it meanwhile (PostgreSQL)
+            db.rollback()
+            holder = db.scalar(taken)
+    db.rollback()
+    return holder == shard
 
 
 def finish(db: Session, job_id: int, token: str, now: datetime,

@@ -56,6 +56,10 @@ class Result(Lease):
     report: dict[str, Any]
 
 
+class Take(Lease):
+    label: str = Field(min_length=1, max_length=300)
+
+
 @router.post("/register")
 def register(body: Register, db: SessionDep, settings: SettingsDep, now: Now) -> dict[str, Any]:
     """Announce a worker and what it can judge; returns its id and the lease length."""
@@ -168,6 +172,17 @@ def post_events(job_id: int, body: Events, db: SessionDep, hub: HubDep,
         raise Conflict(LEASE_LOST)
     hub.notify(_job_key(held))
     return {"stored": len(events), "yield": queue.should_yield(db, held, now)}
+
+
+@router.post("/jobs/{job_id}/take")
+def take(job_id: int, body: Take, db: SessionDep, now: Now) -> dict[str, Any]:
+    """May this validate job judge the file ``label``? ``take`` false: another shard of its
+    validation took it first. The shards ask for each file just before judging it, the
+    costliest first (judge/shards.py), so that they end together."""
+    granted = queue.take_file(db, job_id, body.lease_token, now, body.label)
+    if granted is None:
+        raise Conflict(LEASE_LOST)
+    return {"take": granted}
 
 
 @router.post("/jobs/{job_id}/result")
