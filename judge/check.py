@@ -17,6 +17,7 @@ from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from judge import lint
 from judge.calibration import CAUGHT_BY_HIDDEN, caught_by, speed_entries
@@ -24,7 +25,8 @@ from judge.events import CheckedFile
 from judge.grader import Options, grade
 from judge.package import Problem
 from judge.report import Report
-from judge.shards import NEEDS_CUDA, by_cost, check_files, needs_cuda
+from judge.shards import NEEDS_CUDA, by_cost, check_files, needs_cuda, speed_checked
+from judge.throughput import measuring_now
 from judge.trust import runs_confined
 from judge.verdict import Verdict
 from sandbox.launch import Launcher
@@ -144,7 +146,9 @@ def check_problem(problem: Problem, launcher: Launcher, *, seed: int | None = No
 
     ``take``: this check is one shard of a validation split across workers. The files go
     in the order the shards take them (``judge.shards.by_cost``), and ``take(label,
-    expected)`` is asked just before each one is judged: False, another shard judges it."""
+    expected)`` is asked just before each one is judged: False, another shard judges it.
+    While another worker of this machine measures speed (a shard on the same host), a
+    file with a speed check would wait for it: the next file without one goes first."""
     started = time.monotonic()
     result = CheckResult(problem, seed=seed)
     found = result.findings = lint.lint_problem(problem)
@@ -180,11 +184,30 @@ def check_problem(problem: Problem, launcher: Launcher, *, seed: int | None = No
                                  "judged (each would fail the same way)")
             result.time_s = time.monotonic() - started
             return result
-    with ThreadPoolExecutor(max_workers=max(1, workers)) as pool:
-        result.outcomes += [o for o in pool.map(run, jobs) if o is not None]
+    if take is not None:
+        timed = {label for label, expected, _ in jobs
+                 if throughput and speed_checked(problem, expected)}
+        result.outcomes += in_turn(jobs, run, lambda job: job[0] in timed and measuring_now())
+    else:
+        with ThreadPoolExecutor(max_workers=max(1, workers)) as pool:
+            result.outcomes += [o for o in pool.map(run, jobs) if o is not None]
     review(result)
     result.time_s = time.monotonic() - started
     return result
+
+
+def in_turn(jobs: list, run: Callable[[Any], Outcome | None],
+            held_back: Callable[[Any], bool]) -> list[Outcome]:
+    """Run ``jobs`` one at a time in their order, except that a job ``held_back`` now goes
+    after the first that is not (when every one left is, the first goes)."""
+    outcomes, left = [], list(jobs)
+    while left:
+        job = next((j for j in left if not held_back(j)), left[0])
+        left.remove(job)
+        outcome = run(job)
+        if outcome is not None:
+            outcomes.append(outcome)
+    return outcomes
 
 
 def review(result: CheckResult) -> None:

@@ -46,11 +46,16 @@ TOO_SLOW_S = 2.0
 OTHER_S = 0.1
 
 
+def speed_checked(problem: Problem, expected: str) -> bool:
+    """Whether a file expected to get ``expected`` has its speed measured in a check."""
+    return bool(problem.meta.throughput) and expected in ("accepted", "too_slow")
+
+
 def file_cost(problem: Problem, expected: str) -> float:
     """The expected cost of judging one file of ``problem`` in a check (see TIMED_S)."""
     if expected == "time_limit_exceeded":
         return problem.meta.limits.case_wall_s
-    if problem.meta.throughput and expected in ("accepted", "too_slow"):
+    if speed_checked(problem, expected):
         return TOO_SLOW_S if expected == "too_slow" else TIMED_S
     return OTHER_S
 

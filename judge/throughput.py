@@ -311,17 +311,37 @@ def _ms_text(values: list[float]) -> str:
     return f"{ms:.2g}" if ms < 10 else f"{ms:.0f}"
 
 
+def _lock_path() -> Path:
+    return Path(tempfile.gettempdir()) / "torch-judge-throughput.lock"
+
+
 @contextlib.contextmanager
 def measuring_alone(path: Path | None = None) -> Iterator[None]:
     """One throughput measurement at a time on this machine (all worker slots): two
     measurements sharing two cores would time each other, not the code."""
-    path = path or Path(tempfile.gettempdir()) / "torch-judge-throughput.lock"
+    path = path or _lock_path()
     fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW, 0o600)
     try:
         fcntl.flock(fd, fcntl.LOCK_EX)
         yield
     finally:
         os.close(fd)
+
+
+def measuring_now() -> bool:
+    """Whether a throughput measurement on this machine holds :func:`measuring_alone`'s
+    lock now (another worker's): a probe, the lock taken and let go at once when free."""
+    try:
+        fd = os.open(_lock_path(), os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW, 0o600)
+    except OSError:
+        return False
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        return False
+    except BlockingIOError:
+        return True
+    finally:
+        os.close(fd)  # lets go of the lock, if the probe took it
 
 
 def run_checks(problem: Problem, sessions, report: Report, seed: int, device: str,

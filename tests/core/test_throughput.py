@@ -638,3 +638,30 @@ def test_speed_checks_alone_run_no_correctness_case(problem, launcher):
     assert [tp.name for tp in report.throughput] == ["big"]
     slow = grade(problem, SLOW, launcher, Options(seed=2, correctness=False))
     assert slow.verdict is Verdict.TOO_SLOW and slow.tests == []
+
+
+def test_a_shard_on_a_busy_host_judges_a_file_without_a_speed_check_first(monkeypatch, tmp_path):
+    import judge.throughput as throughput
+    from judge.check import in_turn
+
+    monkeypatch.setattr(throughput, "_lock_path", lambda: tmp_path / "speed.lock")
+    assert not throughput.measuring_now()
+    with throughput.measuring_alone():  # another worker of this machine measures
+        assert throughput.measuring_now()
+    assert not throughput.measuring_now()
+
+    busy = [True, True, False]  # the host's lock, as each pick finds it
+    ran: list[str] = []
+
+    def run(job):
+        ran.append(job)
+        return None
+
+    timed = {"accepted/a.py", "too_slow/b.py"}
+    in_turn(["accepted/a.py", "too_slow/b.py", "wrong_answer/c.py", "wrong_answer/d.py"],
+            run, lambda job: job in timed and busy[min(len(ran), 2)])
+    # busy: c goes before the speed-checked files; busy again: d; then a and b in order
+    assert ran == ["wrong_answer/c.py", "wrong_answer/d.py", "accepted/a.py", "too_slow/b.py"]
+    ran.clear()
+    in_turn(["accepted/a.py", "too_slow/b.py"], run, lambda job: True)
+    assert ran == ["accepted/a.py", "too_slow/b.py"]  # all held back: the order stands
