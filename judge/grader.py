@@ -169,6 +169,37 @@ class Sessions:
         for role, future in started.items():
             self.current[role] = future.result()
 
+    def refresh(self) -> bool:
+        """New shared ``sub`` and ``ref`` runners, forked from the warm template, once both
+        are ready: a ranking measurement times its pairs in generations of processes, so
+        that no one process's luck (where its memory landed) decides the ratio. False,
+        and the runners kept, where a start is not cheap (CUDA runners start cold), for a
+        replay, or when a new runner does not start."""
+        roles = ("sub", "ref")
+        if self.replay is not None or self.device == "cuda" or not all(
+                self.current.get(role) is not None and self.current[role].alive
+                for role in roles):
+            return False
+        fresh: dict[str, RunnerSession] = {}
+        try:
+            with ThreadPoolExecutor(len(roles), thread_name_prefix="refresh") as pool:
+                started = {role: pool.submit(self.new, role) for role in roles}
+            fresh = {role: future.result() for role, future in started.items()}
+            for session in fresh.values():
+                session.ready()
+        except Exception:  # the old runners stay (a new one that did start is closed)
+            for session in fresh.values():
+                session.close()
+            return False
+        old = [self.current[role] for role in roles]
+        self.current.update(fresh)
+        for session in old:
+            session.say_bye()
+        for session in old:
+            session.close()
+            self.all.remove(session)
+        return True
+
     def close(self) -> None:
         for session in self.all:
             session.say_bye()  # all of them first: they exit at the same time

@@ -22,7 +22,11 @@ A measurement stops in one of two modes (``SPEED_MODES``):
   when the looks have mostly decided): a slow loop is told in seconds, not after the
   whole first look of slow calls.
 * ``"ranking"`` (the precise ratio for the leaderboard): until the ratio's 95 % interval is
-  within ``REL_WIDTH`` of it (or clearly below the bar).
+  within ``REL_WIDTH`` of it (or clearly below the bar), over pairs timed in at least
+  ``GENERATIONS`` generations of runner processes, new ones every ``GENERATION_PAIRS``
+  pairs (judge/throughput.py). One process's luck, such as where its memory landed, holds
+  for all its calls: pairs of one process agree with each other, and their interval
+  misses it; it was seen in one judging of twenty to forty, off by up to 14 %.
 """
 
 from __future__ import annotations
@@ -40,6 +44,8 @@ from judge.verdict import Verdict
 
 BORDERLINE = 0.85  # a median within this factor of the bar is measured again
 REL_WIDTH = 0.06  # ranking: stop once the median's confidence interval is this narrow
+GENERATION_PAIRS = 12  # ranking: new runner processes after this many pairs kept
+GENERATIONS = 3  # ranking: never settled before pairs of this many generations
 # Verdict mode: the chance of a wrong verdict for a submission whose true ratio is on the
 # other side of the bar (at most, at the bar itself; it falls off exponentially with the
 # distance), per measurement and side: VERDICT_ALPHA / 2.

@@ -46,7 +46,14 @@ import torch
 from judge.events import Event, Phase, Running, ThroughputMeasured
 from judge.i18n import T
 from judge.jobfiles import JobFiles, JobFolderFull
-from judge.measurement import BORDERLINE, SPEED_MODES, Measurement, Pair
+from judge.measurement import (
+    BORDERLINE,
+    GENERATION_PAIRS,
+    GENERATIONS,
+    SPEED_MODES,
+    Measurement,
+    Pair,
+)
 from judge.measurement import Workload as Workload  # problems' tests.py import it from here
 from judge.package import Problem, Throughput
 from judge.report import MAX_PAIR_RATIOS, KindTime, Report, ThroughputResult
@@ -163,6 +170,9 @@ def _measure(workload: Workload, spec: Throughput, sessions, rng: torch.Generato
     i = 0
     warm_from = workload.warmup  # pairs before this index are warm-up, discarded
     stalled = False  # one timed call of the submission was cut short already
+    # Ranking: pairs in generations of runner processes (judge.measurement, GENERATIONS).
+    refresh = getattr(sessions, "refresh", None) if mode == "ranking" else None
+    generation, kept = 1, 0
     while True:
         if files is not None:
             files.remove_all()  # the previous call's
@@ -203,11 +213,18 @@ def _measure(workload: Workload, spec: Throughput, sessions, rng: torch.Generato
             return _disturbed(m)
         if i > warm_from and not any(pair.disturbed.values()):
             m.add(pair)
+            kept += 1
         n = len(m.ratios)
-        if m.settled(workload, spec.min_ratio, mode) or n >= workload.max_pairs:
+        young = refresh is not None and generation < GENERATIONS
+        if (m.settled(workload, spec.min_ratio, mode) and not young) or n >= workload.max_pairs:
             return m
         if time.monotonic() > deadline and n >= 3:
             return m
+        if refresh is not None and kept >= GENERATION_PAIRS:
+            if refresh():
+                generation, kept, warm_from = generation + 1, 0, i + workload.warmup
+            else:  # no cheap new runners here: one generation it is
+                refresh = None
 
 
 def _sub_limit(call_limit: float, ref_s: float) -> float:

@@ -665,3 +665,50 @@ def test_a_shard_on_a_busy_host_judges_a_file_without_a_speed_check_first(monkey
     ran.clear()
     in_turn(["accepted/a.py", "too_slow/b.py"], run, lambda job: True)
     assert ran == ["accepted/a.py", "too_slow/b.py"]  # all held back: the order stands
+
+
+def test_a_ranking_measurement_times_its_pairs_in_generations_of_runners(
+        make_problem, launcher, monkeypatch):
+    """One process's luck holds for all its calls, so the leaderboard's ratio is timed in
+    GENERATIONS generations of new runners at least, each a new process on both sides;
+    a live verdict is not (it need not be precise)."""
+    import judge.grader as grader
+    from judge.measurement import GENERATION_PAIRS, GENERATIONS
+
+    toml = THROUGHPUT_TOML.format(slug="double-it", number=7, wall=5.0, memory=2048)
+    problem = make_problem(toml=toml, tests=TESTS + WORKLOAD.replace("max_pairs=12",
+                                                                     "max_pairs=80"))
+    pids: list[tuple[int, int]] = []
+    real = grader.Sessions.refresh
+
+    def refresh(self) -> bool:
+        pids.append((self.current["sub"].process.pid, self.current["ref"].process.pid))
+        done = real(self)
+        pids.append((self.current["sub"].process.pid, self.current["ref"].process.pid))
+        return done
+
+    monkeypatch.setattr(grader.Sessions, "refresh", refresh)
+    report = grade(problem, FAST, launcher, Options(seed=1, speed="ranking", correctness=False))
+    (tp,) = report.throughput
+    assert report.verdict is Verdict.ACCEPTED and tp.refined
+    generations = set(pids)
+    assert len(generations) >= GENERATIONS and len(pids) >= 2 * (GENERATIONS - 1)
+    assert len({sub for sub, _ in generations}) == len({ref for _, ref in generations}) \
+        == len(generations)  # both sides new each time
+    assert tp.pairs >= (GENERATIONS - 1) * GENERATION_PAIRS
+    pids.clear()
+    verdict = grade(problem, FAST, launcher, Options(seed=1, correctness=False))
+    assert verdict.verdict is Verdict.ACCEPTED and pids == []
+
+
+def test_runners_that_cannot_start_again_keep_the_old_ones(make_problem, launcher):
+    """A submission that will not import a second time (it left a mark in its folder) ends
+    the generations, not the measurement."""
+    once = ("import os\nif os.path.exists('mark'):\n    raise ImportError('once only')\n"
+            "open('mark', 'w').close()\n\ndef double(x):\n    return x * 2\n")
+    toml = THROUGHPUT_TOML.format(slug="double-it", number=7, wall=5.0, memory=2048)
+    problem = make_problem(toml=toml, tests=TESTS + WORKLOAD.replace("max_pairs=12",
+                                                                     "max_pairs=80"))
+    report = grade(problem, once, launcher, Options(seed=1, speed="ranking", correctness=False))
+    (tp,) = report.throughput
+    assert report.verdict is Verdict.ACCEPTED and tp.refined and tp.ratio > 0.4, report.message
