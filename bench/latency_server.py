@@ -2,12 +2,12 @@
 
 Starts ``python -m judge serve`` (the web app and its local workers, sandboxed) on a free
 port with a fresh data folder and no rate limit, or uses a running server (``--url``; it
-registers a user there, so registration must be open), then submits each problem's reference solution N times one after another, with its
-speed checks, and times each from ``POST /api/submissions`` to the ``done`` event of its
-stream. Printed per problem: p50 / p95 / max, the verdicts, and from the stored reports the
-judging's own time and each speed check's pairs (the rest is queueing, HTTP and the
-worker's hops). With ``--burst K`` it also submits K at once (K users) and prints judgings
-per minute.
+registers a user there, so registration must be open), then submits each problem's
+reference solution N times one after another, with its speed checks, and times each from
+``POST /api/submissions`` to the ``done`` event of its stream. Printed per problem: p50 /
+p95 / max, the verdicts, and from the stored reports the judging's own time and each speed
+check's pairs (the rest is queueing, HTTP and the worker's hops). With ``--burst K`` it
+also submits K at once (K users) and prints judgings per minute.
 """
 
 from __future__ import annotations
@@ -45,7 +45,7 @@ def start_server(workers: int) -> tuple[str, subprocess.Popen]:
     proc = subprocess.Popen([sys.executable, "-m", "judge", "serve", "--port", str(port),
                              "--workers", str(workers), "--data-dir", data,
                              "--no-pack-prebuild"], cwd=ROOT, env=env,
-                            stdout=subprocess.DEVNULL, stderr=open(Path(data) / "serve.log", "w"))
+                            stdout=subprocess.DEVNULL, stderr=open(Path(data) / "serve.log", "w"))  # noqa: SIM115 (open while it runs)
     url = f"http://127.0.0.1:{port}"
     deadline = time.monotonic() + 180
     while time.monotonic() < deadline:

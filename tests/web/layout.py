@@ -95,8 +95,9 @@ def sweep(page, pages: dict[str, Callable[[], None]], lang: str, shots: Path, pr
           not_ours: Collection[str] = ()) -> list[str]:
     """Open each page (`pages[label]()` loads it) and check it at every width, Chinese from
     the phone up, English from the desk down; a full-page screenshot of each in `shots`
-    as {prefix}-{width}-{label}.jpg (at the widths in SHOT_WIDTHS). `check(label, where)` adds a page's own checks; the
-    pages in `not_ours` (the API docs) are not checked for the page's language."""
+    as {prefix}-{width}-{label}.jpg (at the widths in SHOT_WIDTHS). `check(label, where)`
+    adds a page's own checks; the pages in `not_ours` (the API docs) are not checked for
+    the page's language."""
     widths = WIDTHS if lang == "zh" else WIDTHS[::-1]
     shots.mkdir(parents=True, exist_ok=True)
     problems: list[str] = []

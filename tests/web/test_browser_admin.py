@@ -106,7 +106,7 @@ def test_an_admin_adds_a_problem_and_a_learner_solves_it(page, browser, server, 
     page.once("dialog", lambda d: (questions.append(d.message), d.accept()))
     page.click("#publish-button")
     page.wait_for_selector("#published-version")
-    assert questions and "Publish" in questions[0] or "发布" in questions[0], questions
+    assert questions and ("Publish" in questions[0] or "发布" in questions[0]), questions
     shot(page, "admin-03-published")
 
     learner = browser.new_context(viewport={"width": 1360, "height": 900}, locale="zh-CN",

@@ -130,7 +130,7 @@ def test_several_web_processes_on_sqlite_see_each_others_writes(tmp_path):
     port = free_port()
     env = {k: v for k, v in os.environ.items() if not k.startswith("JUDGE_")}
     env.update(JUDGE_WORKER_TOKEN="tok", JUDGE_SECRET_KEY="k", JUDGE_PAGE_CACHE_SECONDS="3600")
-    log = open(tmp_path / "serve.log", "wb")
+    log = open(tmp_path / "serve.log", "wb")  # noqa: SIM115 (open while the server runs)
     proc = subprocess.Popen([sys.executable, "-m", "judge", "serve", "--port", str(port),
                              "--workers", "0", "--web-processes", "2", "--no-sandbox",
                              "--data-dir", str(tmp_path / "data"), "--no-pack-prebuild"],
