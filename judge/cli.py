@@ -74,9 +74,9 @@ def cmd_grade(args: argparse.Namespace) -> int:
         print(render(report, args.lang))
     if args.case and problem.meta.throughput and not args.no_throughput:
         # The speed checks run after every case has passed, never with --case.
-        names = ", ".join(tp.name for tp in problem.meta.throughput)
-        print(T(f"注意：只运行了选定的用例，速度检查（{names}）没有运行",
-                f"note: only the chosen cases ran; the speed checks ({names}) were skipped"
+        checks = ", ".join(tp.name for tp in problem.meta.throughput)
+        print(T(f"注意：只运行了选定的用例，速度检查（{checks}）没有运行",
+                f"note: only the chosen cases ran; the speed checks ({checks}) were skipped"
                 )(args.lang), file=sys.stderr)
     if report.verdict is Verdict.INTERNAL_ERROR:
         return 2

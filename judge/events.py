@@ -148,7 +148,7 @@ class Phase:
 
     @classmethod
     def from_json(cls, data: Any) -> Phase:
-        return cls(_body(data, cls.kind).get("phase"))
+        return cls(str(_body(data, cls.kind).get("phase")))
 
 
 @dataclass(frozen=True)

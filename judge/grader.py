@@ -191,13 +191,13 @@ class Sessions:
             for session in fresh.values():
                 session.close()
             return False
-        old = [self.current[role] for role in roles]
+        old = [s for s in self.all if any(s is self.current[role] for role in roles)]
         self.current.update(fresh)
-        for session in old:
-            session.say_bye()
-        for session in old:
-            session.close()
-            self.all.remove(session)
+        for runner in old:
+            runner.say_bye()
+        for runner in old:
+            runner.close()
+            self.all.remove(runner)
         return True
 
     def close(self) -> None:

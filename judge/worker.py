@@ -193,7 +193,7 @@ class Worker:
         rejudge is waiting): it is released and judged again later."""
         if job.kind != "rank":
             return keeper.push
-        asked = getattr(self.client, "yield_asked", set())
+        asked: set[int] = getattr(self.client, "yield_asked", set())
         last: list[dict[str, Any] | None] = [None]
 
         def push(event: dict[str, Any]) -> None:

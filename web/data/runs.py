@@ -12,6 +12,7 @@ found through the job. Whatever report a worker posts, only its public tests are
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any
@@ -24,6 +25,7 @@ from judge.i18n import T
 from judge.report import Report
 from judge.verdict import Verdict
 from web.models import Job, JobEvent, Run, User
+from web.phases import Phase
 
 # Above live submissions (0): a run is short (public cases, no speed check) and its
 # learner is watching it.
@@ -116,7 +118,7 @@ def claimed(db: Session, job: Job) -> None:
                .values(status="running"))
 
 
-def add_events(db: Session, job: Job, events: list[Event], now: datetime) -> None:
+def add_events(db: Session, job: Job, events: Sequence[Event | Phase], now: datetime) -> None:
     db.add_all(JobEvent(job_id=job.id, submission_id=0,
                         payload=e.to_json("zh", learner=True), created_at=now)
                for e in events)
