@@ -24,9 +24,9 @@ from judge.calibration import CAUGHT_BY_HIDDEN, caught_by, speed_entries
 from judge.events import CheckedFile
 from judge.grader import Options, grade
 from judge.package import Problem
+from judge.quiet import measuring_now
 from judge.report import Report
 from judge.shards import NEEDS_CUDA, by_cost, check_files, needs_cuda, speed_checked
-from judge.throughput import measuring_now
 from judge.trust import runs_confined
 from judge.verdict import Verdict
 from sandbox.launch import Launcher

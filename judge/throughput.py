@@ -29,12 +29,10 @@ from __future__ import annotations
 
 import builtins
 import contextlib
-import fcntl
 import functools
 import os
 import secrets
 import statistics
-import tempfile
 import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
@@ -56,6 +54,9 @@ from judge.measurement import (
 )
 from judge.measurement import Workload as Workload  # problems' tests.py import it from here
 from judge.package import Problem, Throughput
+
+# the machine-wide lock, here for its callers (judge/broker.py) and judge/boxed.py's swap
+from judge.quiet import measuring_alone
 from judge.report import MAX_PAIR_RATIOS, KindTime, Report, ThroughputResult
 from judge.session import RunnerLost, SubmissionError, stage_frame
 from judge.testing import case_seed
@@ -170,9 +171,7 @@ def _measure(workload: Workload, spec: Throughput, sessions, rng: torch.Generato
     i = 0
     warm_from = workload.warmup  # pairs before this index are warm-up, discarded
     stalled = False  # one timed call of the submission was cut short already
-    # Ranking: pairs in generations of runner processes (judge.measurement, GENERATIONS).
-    refresh = getattr(sessions, "refresh", None) if mode == "ranking" else None
-    generation, kept = 1, 0
+    generations = _Generations(sessions, mode)
     while True:
         if files is not None:
             files.remove_all()  # the previous call's
@@ -213,18 +212,41 @@ def _measure(workload: Workload, spec: Throughput, sessions, rng: torch.Generato
             return _disturbed(m)
         if i > warm_from and not any(pair.disturbed.values()):
             m.add(pair)
-            kept += 1
+            generations.kept += 1
         n = len(m.ratios)
-        young = refresh is not None and generation < GENERATIONS
-        if (m.settled(workload, spec.min_ratio, mode) and not young) or n >= workload.max_pairs:
+        if ((m.settled(workload, spec.min_ratio, mode) and not generations.young)
+                or n >= workload.max_pairs):
             return m
         if time.monotonic() > deadline and n >= 3:
             return m
-        if refresh is not None and kept >= GENERATION_PAIRS:
-            if refresh():
-                generation, kept, warm_from = generation + 1, 0, i + workload.warmup
-            else:  # no cheap new runners here: one generation it is
-                refresh = None
+        if generations.renewed():
+            warm_from = i + workload.warmup
+
+
+class _Generations:
+    """Ranking mode's generations of runner processes (judge.measurement: GENERATIONS):
+    new runners on both sides every GENERATION_PAIRS kept pairs, where the sessions can
+    start them cheaply."""
+
+    def __init__(self, sessions: Any, mode: str) -> None:
+        self.refresh = getattr(sessions, "refresh", None) if mode == "ranking" else None
+        self.number, self.kept = 1, 0
+
+    @property
+    def young(self) -> bool:
+        """Too few generations yet for a ranking measurement to stop."""
+        return self.refresh is not None and self.number < GENERATIONS
+
+    def renewed(self) -> bool:
+        """Start the next generation if this one has its pairs: True when it did (its
+        warm-up pairs follow)."""
+        if self.refresh is None or self.kept < GENERATION_PAIRS:
+            return False
+        if not self.refresh():  # no cheap new runners here: one generation it is
+            self.refresh = None
+            return False
+        self.number, self.kept = self.number + 1, 0
+        return True
 
 
 def _sub_limit(call_limit: float, ref_s: float) -> float:
@@ -326,39 +348,6 @@ def _ms_text(values: list[float]) -> str:
     of 0.02 ms is not "0 ms")."""
     ms = _median_ms(values)
     return f"{ms:.2g}" if ms < 10 else f"{ms:.0f}"
-
-
-def _lock_path() -> Path:
-    return Path(tempfile.gettempdir()) / "torch-judge-throughput.lock"
-
-
-@contextlib.contextmanager
-def measuring_alone(path: Path | None = None) -> Iterator[None]:
-    """One throughput measurement at a time on this machine (all worker slots): two
-    measurements sharing two cores would time each other, not the code."""
-    path = path or _lock_path()
-    fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW, 0o600)
-    try:
-        fcntl.flock(fd, fcntl.LOCK_EX)
-        yield
-    finally:
-        os.close(fd)
-
-
-def measuring_now() -> bool:
-    """Whether a throughput measurement on this machine holds :func:`measuring_alone`'s
-    lock now (another worker's): a probe, the lock taken and let go at once when free."""
-    try:
-        fd = os.open(_lock_path(), os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW, 0o600)
-    except OSError:
-        return False
-    try:
-        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        return False
-    except BlockingIOError:
-        return True
-    finally:
-        os.close(fd)  # lets go of the lock, if the probe took it
 
 
 def run_checks(problem: Problem, sessions, report: Report, seed: int, device: str,

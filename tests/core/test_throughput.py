@@ -641,14 +641,14 @@ def test_speed_checks_alone_run_no_correctness_case(problem, launcher):
 
 
 def test_a_shard_on_a_busy_host_judges_a_file_without_a_speed_check_first(monkeypatch, tmp_path):
-    import judge.throughput as throughput
+    import judge.quiet as quiet
     from judge.check import in_turn
 
-    monkeypatch.setattr(throughput, "_lock_path", lambda: tmp_path / "speed.lock")
-    assert not throughput.measuring_now()
-    with throughput.measuring_alone():  # another worker of this machine measures
-        assert throughput.measuring_now()
-    assert not throughput.measuring_now()
+    monkeypatch.setattr(quiet, "_lock_path", lambda: tmp_path / "speed.lock")
+    assert not quiet.measuring_now()
+    with quiet.measuring_alone():  # another worker of this machine measures
+        assert quiet.measuring_now()
+    assert not quiet.measuring_now()
 
     busy = [True, True, False]  # the host's lock, as each pick finds it
     ran: list[str] = []
