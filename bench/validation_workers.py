@@ -11,7 +11,7 @@ result, how many shards it had, and the server's own measure (its ``time_s``).
     python bench/validation_workers.py [PACKAGE_DIR] [--workers 1 2] [--no-sandbox]
     python bench/validation_workers.py PACKAGE_DIR --alone [--workers 2] [--rounds 3]
 
-Speed checks take a machine-wide lock (judge/throughput.py), so on one machine the timed
+Speed checks take a machine-wide lock (judge/quiet.py), so on one machine the timed
 parts of two shards take turns: the gain comes from everything else (runner starts, the
 cases), and workers on other machines gain on everything.
 
