@@ -144,11 +144,12 @@ def check_problem(problem: Problem, launcher: Launcher, *, seed: int | None = No
     ``workers`` at a time. The reference is judged first: when it is not accepted, nothing
     else is (every other verdict would be the same internal error).
 
-    ``take``: this check is one shard of a validation split across workers. The files go
-    in the order the shards take them (``judge.shards.by_cost``), and ``take(label,
-    expected)`` is asked just before each one is judged: False, another shard judges it.
-    While another worker of this machine measures speed (a shard on the same host), a
-    file with a speed check would wait for it: the next file without one goes first."""
+    ``take``: this check is one shard of a validation split across workers, judged one file
+    at a time whatever ``workers`` says. The files go in the order the shards take them
+    (``judge.shards.by_cost``), and ``take(label, expected)`` is asked just before each one
+    is judged: False, another shard judges it. While another worker of this machine measures
+    speed (a shard on the same host), a file with a speed check would wait for it: the next
+    file without one goes first."""
     started = time.monotonic()
     result = CheckResult(problem, seed=seed)
     found = result.findings = lint.lint_problem(problem)
@@ -187,7 +188,7 @@ def check_problem(problem: Problem, launcher: Launcher, *, seed: int | None = No
     if take is not None:
         timed = {label for label, expected, _ in jobs
                  if throughput and speed_checked(problem, expected)}
-        result.outcomes += in_turn(jobs, run, lambda job: job[0] in timed and measuring_now())
+        result.outcomes += in_turn(jobs, run, lambda job: job[0] in timed, measuring_now)
     else:
         with ThreadPoolExecutor(max_workers=max(1, workers)) as pool:
             result.outcomes += [o for o in pool.map(run, jobs) if o is not None]
@@ -196,13 +197,15 @@ def check_problem(problem: Problem, launcher: Launcher, *, seed: int | None = No
     return result
 
 
-def in_turn(jobs: list, run: Callable[[Any], Outcome | None],
-            held_back: Callable[[Any], bool]) -> list[Outcome]:
-    """Run ``jobs`` one at a time in their order, except that a job ``held_back`` now goes
-    after the first that is not (when every one left is, the first goes)."""
+def in_turn(jobs: list, run: Callable[[Any], Outcome | None], timed: Callable[[Any], bool],
+            busy: Callable[[], bool]) -> list[Outcome]:
+    """Run ``jobs`` one at a time in their order, except that while the machine is
+    ``busy`` measuring (asked once per job) a ``timed`` job goes after the first that is
+    not (when every one left is timed, the first goes)."""
     outcomes, left = [], list(jobs)
     while left:
-        job = next((j for j in left if not held_back(j)), left[0])
+        held = busy()
+        job = next((j for j in left if not (held and timed(j))), left[0])
         left.remove(job)
         outcome = run(job)
         if outcome is not None:

@@ -659,11 +659,11 @@ def test_a_shard_on_a_busy_host_judges_a_file_without_a_speed_check_first(monkey
 
     timed = {"accepted/a.py", "too_slow/b.py"}
     in_turn(["accepted/a.py", "too_slow/b.py", "wrong_answer/c.py", "wrong_answer/d.py"],
-            run, lambda job: job in timed and busy[min(len(ran), 2)])
+            run, lambda job: job in timed, lambda: busy[min(len(ran), 2)])
     # busy: c goes before the speed-checked files; busy again: d; then a and b in order
     assert ran == ["wrong_answer/c.py", "wrong_answer/d.py", "accepted/a.py", "too_slow/b.py"]
     ran.clear()
-    in_turn(["accepted/a.py", "too_slow/b.py"], run, lambda job: True)
+    in_turn(["accepted/a.py", "too_slow/b.py"], run, lambda job: True, lambda: True)
     assert ran == ["accepted/a.py", "too_slow/b.py"]  # all held back: the order stands
 
 
