@@ -28,6 +28,11 @@ Figures, per problem:
   serialisation. Cases that kill or restart a runner, stream events, or need CUDA where
   there is none cannot run this way and are left out of *both* figures (listed).
 * **overhead** — verdict p50 minus bare p50.
+* **ahead** / **overhead** — the same verdict, timed with a worker's head start
+  (judge.sessions.HeadStart): the two runners were started for this problem at the end
+  of the judging before, and were up when it began, as on a worker whose queue is not
+  full (one that claims its next job while the head start is still starting waits for
+  the rest of it); and that verdict's p50 minus bare p50.
 * **all cases** — wall time of the whole correctness verdict (every case, those that kill or
   restart runners included): what a learner waits for before the speed checks.
 
@@ -55,6 +60,7 @@ sys.path.insert(0, str(ROOT))
 from judge.grader import Options, grade  # noqa: E402
 from judge.package import Problem, load_all  # noqa: E402
 from judge.session import Budget, CallResult, SubmissionError  # noqa: E402
+from judge.sessions import HeadStart  # noqa: E402
 from judge.testing import CaseFailed, Ctx, case_seed  # noqa: E402
 
 
@@ -202,9 +208,22 @@ def measure(problem: Problem, launcher: Any, runs: int) -> dict[str, Any]:
         start = time.perf_counter()
         run_bare(problem, cases, seed)
         bare.append(time.perf_counter() - start)
+    # Then as a worker with a head start judges: each judging starts the next one's
+    # runners as it ends; they are up when the next begins (a bare run apart).
+    ahead: list[float] = []
+    head_start = HeadStart(launcher)
+    head_start.prepare(problem, None)
+    for i in range(runs if cases else 0):
+        head_start.wait()
+        start = time.perf_counter()
+        report = grade(problem, code, launcher, options(1000 + i), head_start=head_start,
+                       on_verdict=lambda _, t0=start: ahead.append(time.perf_counter() - t0))
+        verdicts.add(str(report.verdict))
+        run_bare(problem, cases, 1000 + i)
+    head_start.close()
     return {"cases": len(cases), "skipped": skipped, "verdicts": sorted(verdicts),
             "verdict": verdict, "returned": returned, "bare": bare, "full": full,
-            "all": len(problem.tests.select())}
+            "ahead": ahead, "all": len(problem.tests.select())}
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -246,7 +265,8 @@ def main(argv: list[str] | None = None) -> int:
     print(f"launcher: bwrap, {'cold' if args.cold else 'warm'}, ready in "
           f"{time.perf_counter() - started:.2f} s; {args.runs} runs per problem")
     print(f"{'problem':22} {'cases':>5}  {'verdict p50':>11} {'p95':>7}  {'bare p50':>8} "
-          f"{'p95':>7}  {'overhead':>8}  {'returned':>8}  {'all cases':>9} {'p50':>7} {'p95':>7}")
+          f"{'p95':>7}  {'overhead':>8}  {'ahead p50':>9} {'overhead':>8}  {'returned':>8}  "
+          f"{'all cases':>9} {'p50':>7} {'p95':>7}")
     try:
         for slug in wanted:
             problem = available.get(slug)
@@ -261,11 +281,13 @@ def main(argv: list[str] | None = None) -> int:
                 v50, v95 = statistics.median(m["verdict"]), percentile(m["verdict"], 0.95)
                 b50, b95 = statistics.median(m["bare"]), percentile(m["bare"], 0.95)
                 r50 = statistics.median(m["returned"])
+                a50 = statistics.median(m["ahead"])
                 print(f"{slug:22} {m['cases']:>5}  {v50:>10.3f}s {v95:>6.3f}s  {b50:>7.3f}s "
-                      f"{b95:>6.3f}s  {v50 - b50:>7.3f}s  {r50:>7.3f}s{tail}")
+                      f"{b95:>6.3f}s  {v50 - b50:>7.3f}s  {a50:>8.3f}s {a50 - b50:>7.3f}s  "
+                      f"{r50:>7.3f}s{tail}")
             else:
                 print(f"{slug:22} {0:>5}  {'-':>11} {'-':>7}  {'-':>8} {'-':>7}  {'-':>8}  "
-                      f"{'-':>8}{tail}")
+                      f"{'-':>9} {'-':>8}  {'-':>8}{tail}")
             if m["skipped"]:
                 print(f"{'':22} not timed (need a real process): {', '.join(m['skipped'])}")
     finally:

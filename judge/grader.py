@@ -9,33 +9,28 @@ is its first failing test's.
 from __future__ import annotations
 
 import contextlib
-import dataclasses
 import logging
 import secrets
-import shutil
 import time
 from collections.abc import Callable, Iterator
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Literal, overload
 
 import torch
 
 from judge.events import Done, Event, PlannedTest, Running, Started, TestJudged
-from judge.expected import ReplayMismatch, ReplaySession
+from judge.expected import ReplayMismatch
 from judge.i18n import T
 from judge.measurement import SPEED_MODES
-from judge.package import Problem, limits_for
+from judge.package import Problem
 from judge.report import EMPTY, NEEDS_CUDA, Report, SkipReason, TestResult, cpu_only_message
 from judge.session import (
     Budget,
     ImportFailed,
     RunnerLost,
-    RunnerSession,
-    Session,
     SubmissionError,
 )
+from judge.sessions import HeadStart, Sessions
 from judge.testing import (
     CaseFailed,
     CaseSkipped,
@@ -48,7 +43,7 @@ from judge.testing import (
 from judge.trust import runs_confined
 from judge.verdict import Verdict
 from judge.workdirs import job_root
-from sandbox.launch import Job, Launcher
+from sandbox.launch import Launcher
 
 log = logging.getLogger(__name__)
 
@@ -86,135 +81,17 @@ class Options:
             raise ValueError(f"speed must be one of {SPEED_MODES}, not {self.speed!r}")
 
 
-class Sessions:
-    """The runner processes of one job: the shared ``sub`` and ``ref`` sessions, restarted
-    when they die, and fresh ones that cases ask for."""
-
-    def __init__(self, launcher: Launcher, problem: Problem, root: Path, code: str,
-                 device: str, expected: dict[str, list] | None = None) -> None:
-        self.launcher = launcher
-        self.device = device
-        self.code = code  # the submission as submitted (its job folder may change)
-        self.replay = ReplaySession(expected) if expected is not None else None
-        self.jobs: dict[str, Job] = {}
-        self.hellos: dict[str, dict[str, Any]] = {}
-        limits = limits_for(problem)
-        sources = {"sub": code}
-        if self.replay is None:
-            sources["ref"] = problem.read("reference.py")
-        for role, source in sources.items():
-            folder = root / role
-            folder.mkdir(exist_ok=True)  # a grader box's parent makes them (graderbox.py)
-            (folder / "submission.py").write_text(source, encoding="utf-8")
-            hello: dict[str, Any] = {"submission": folder / "submission.py",
-                                     "names": list(problem.meta.names), "threads": 1,
-                                     "device": device}
-            if problem.fixture_path is not None:
-                # Named after the module the runner loads it as, so that DataLoader
-                # workers started with spawn can import it (see sandbox.runner._load).
-                shutil.copyfile(problem.fixture_path, folder / "judge_fixture.py")
-                hello["fixture"] = folder / "judge_fixture.py"
-            self.jobs[role] = Job(folder, limits, device)
-            self.hellos[role] = hello
-        self.current: dict[str, Session] = {}
-        self.all: list[RunnerSession] = []
-        self.restarts = 0
-
-    def new(self, role: str, hash_seed: int | None = None) -> RunnerSession:
-        job = self.jobs[role]
-        if hash_seed is not None:
-            job = dataclasses.replace(job, hash_seed=hash_seed)
-        session = RunnerSession(self.launcher, job, self.hellos[role])
-        self.all.append(session)
-        session.start()
-        return session
-
-    @overload
-    def get(self, role: str, fresh: Literal[False] = False) -> Session: ...
-
-    @overload
-    def get(self, role: str, fresh: Literal[True], *,
-            hash_seed: int | None = None) -> RunnerSession: ...
-
-    def get(self, role: str, fresh: bool = False, *,
-            hash_seed: int | None = None) -> Session:
-        """The role's shared runner (a practice pack's replay for ``ref`` when it has no
-        reference); with ``fresh``, a new process (with ``hash_seed``, its own
-        PYTHONHASHSEED). A :class:`judge.session.SessionSource`."""
-        if role == "ref" and self.replay is not None:
-            if fresh:
-                raise ReplayMismatch("this case needs the reference itself; judge it online")
-            return self.replay
-        if fresh:
-            return self.new(role, hash_seed)
-        session = self.current.get(role)
-        if session is None or not session.alive:
-            if session is not None and role == "sub":
-                self.restarts += 1
-            session = self.current[role] = self.new(role)
-        return session
-
-    def start_shared(self) -> None:
-        """Start the shared ``sub`` and ``ref`` runners at once: both are forked from the
-        template in parallel instead of one after the other (each start waits for its
-        runner's confinement handshake). A failed start raises; a runner that did start
-        is closed with the others."""
-        roles = ["sub"] if self.replay is not None else ["sub", "ref"]
-        if len(roles) == 1 or self.current:
-            for role in roles:
-                self.get(role)
-            return
-        with ThreadPoolExecutor(len(roles), thread_name_prefix="start") as pool:
-            started = {role: pool.submit(self.new, role) for role in roles}
-        for role, future in started.items():
-            self.current[role] = future.result()
-
-    def refresh(self) -> bool:
-        """New shared ``sub`` and ``ref`` runners, forked from the warm template, once both
-        are ready: a ranking measurement times its pairs in generations of processes, so
-        that no one process's luck (where its memory landed) decides the ratio. False,
-        and the runners kept, where a start is not cheap (CUDA runners start cold), for a
-        replay, or when a new runner does not start."""
-        roles = ("sub", "ref")
-        if self.replay is not None or self.device == "cuda" or not all(
-                self.current.get(role) is not None and self.current[role].alive
-                for role in roles):
-            return False
-        fresh: dict[str, RunnerSession] = {}
-        try:
-            with ThreadPoolExecutor(len(roles), thread_name_prefix="refresh") as pool:
-                started = {role: pool.submit(self.new, role) for role in roles}
-            fresh = {role: future.result() for role, future in started.items()}
-            for session in fresh.values():
-                session.ready()
-        except Exception:  # the old runners stay (a new one that did start is closed)
-            for session in fresh.values():
-                session.close()
-            return False
-        old = [s for s in self.all if any(s is self.current[role] for role in roles)]
-        self.current.update(fresh)
-        for runner in old:
-            runner.say_bye()
-        for runner in old:
-            runner.close()
-            self.all.remove(runner)
-        return True
-
-    def close(self) -> None:
-        for session in self.all:
-            session.say_bye()  # all of them first: they exit at the same time
-        for session in self.all:
-            session.close()
-
-
 def grade(problem: Problem, code: str, launcher: Launcher, options: Options = Options(),
           on_progress: Progress | None = None,
-          on_verdict: Callable[[Report], None] | None = None) -> Report:
+          on_verdict: Callable[[Report], None] | None = None,
+          head_start: HeadStart | None = None) -> Report:
     """Judge ``code`` against ``problem``. Never raises for anything the code does.
 
     ``on_verdict(report)`` is called once the report is final, before the runners are
     stopped and the job folders removed (tens of milliseconds a learner need not wait
-    for: a worker posts the verdict there); ``grade`` returns after that clean-up."""
+    for: a worker posts the verdict there); ``grade`` returns after that clean-up. With a
+    worker's ``head_start`` (judge.sessions), the runners started for this problem at the
+    end of the last judging are used, and this one's end starts the next one's."""
     started = time.monotonic()
     seed = options.seed if options.seed is not None else secrets.randbits(62)
     # Runners get the GPU (and start cold, without the warm template) only for a problem
@@ -239,7 +116,7 @@ def grade(problem: Problem, code: str, launcher: Launcher, options: Options = Op
     try:
         with one_thread():
             _grade_in_place_or_box(problem, code, launcher, options, report, emit,
-                                   verdict_known)
+                                   verdict_known, head_start)
     except Exception as e:  # making the folder failed (the clean-up itself never raises)
         log.exception("no job folder for %s", problem.slug)
         report.verdict = Verdict.INTERNAL_ERROR
@@ -264,16 +141,23 @@ def one_thread() -> Iterator[None]:
 
 
 def _grade_in_place_or_box(problem: Problem, code: str, launcher: Launcher, options: Options,
-                           report: Report, emit: Progress, known: Callable[[], None]) -> None:
+                           report: Report, emit: Progress, known: Callable[[], None],
+                           head_start: HeadStart | None) -> None:
     if runs_confined(problem, launcher.isolation):
         # A package that did not ship with the judge: its tests.py runs in a grader
         # box of its own, never in this process (judge/graderbox.py).
         from judge.graderbox import grade_in_box
 
         grade_in_box(problem, code, launcher, options, report, emit)
-    else:
-        with job_root(launcher, options.jobs_root) as root:
-            _grade(problem, code, launcher, options, report, root, emit, known)
+        return
+    if report.device != "cpu" or options.expected is not None:
+        head_start = None  # CUDA runners start cold; a replay has no reference runner
+    started = head_start.take(problem, options.jobs_root) if head_start else None
+    with job_root(launcher, options.jobs_root,
+                  existing=started.root if started else None) as root:
+        _grade(problem, code, launcher, options, report, root, emit, known, started)
+    if head_start is not None:
+        head_start.prepare(problem, options.jobs_root)
 
 
 def finish(report: Report) -> None:
@@ -283,12 +167,13 @@ def finish(report: Report) -> None:
 
 
 def _grade(problem: Problem, code: str, launcher: Launcher, options: Options, report: Report,
-           root: Path, emit: Progress, known: Callable[[], None]) -> None:
+           root: Path, emit: Progress, known: Callable[[], None],
+           started: Sessions | None = None) -> None:
     """Judge into ``report``, say the verdict is ``known``, then close every runner (also
     on the way out of an exception that is not the code's doing: no verdict then)."""
     opened: list[Sessions] = []
     try:
-        _judge(problem, code, launcher, options, report, root, emit, opened)
+        _judge(problem, code, launcher, options, report, root, emit, opened, started)
         known()
     finally:
         for sessions in opened:
@@ -296,8 +181,10 @@ def _grade(problem: Problem, code: str, launcher: Launcher, options: Options, re
 
 
 def _judge(problem: Problem, code: str, launcher: Launcher, options: Options, report: Report,
-           root: Path, emit: Progress, opened: list[Sessions]) -> None:
-    """Judge into ``report``; the runners it starts are in ``opened``."""
+           root: Path, emit: Progress, opened: list[Sessions],
+           started: Sessions | None) -> None:
+    """Judge into ``report``; the runners it starts are in ``opened`` (``started``: a
+    head start's, which take on ``code``)."""
     device, seed = report.device, report.seed
     try:
         cases = problem.tests.select(public_only=options.public_only,
@@ -306,8 +193,12 @@ def _judge(problem: Problem, code: str, launcher: Launcher, options: Options, re
                                      ) if options.correctness else []
         emit(Started(len(cases), tuple(PlannedTest(c.name, c.visibility) for c in cases),
                      seed))
-        sessions = Sessions(launcher, problem, root, code, device, options.expected)
-        opened.append(sessions)
+        if started is not None:
+            opened.append(started)
+            started.adopt(code)
+        sessions = started or Sessions(launcher, problem, root, code, device, options.expected)
+        if started is None:
+            opened.append(sessions)
         sessions.start_shared()
         sub, ref = sessions.get("sub"), sessions.get("ref")
         try:

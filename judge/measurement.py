@@ -43,9 +43,9 @@ from judge.i18n import T
 from judge.verdict import Verdict
 
 BORDERLINE = 0.85  # a median within this factor of the bar is measured again
-REL_WIDTH = 0.06  # ranking: stop once the median's confidence interval is this narrow
-GENERATION_PAIRS = 12  # ranking: new runner processes after this many pairs kept
-GENERATIONS = 3  # ranking: never settled before pairs of this many generations
+REL_WIDTH = 0.045  # ranking: stop once the median's confidence interval is this narrow
+GENERATION_PAIRS = 10  # ranking: new runner processes after this many pairs kept
+GENERATIONS = 4  # ranking: never settled before pairs of this many generations
 # Verdict mode: the chance of a wrong verdict for a submission whose true ratio is on the
 # other side of the bar (at most, at the bar itself; it falls off exponentially with the
 # distance), per measurement and side: VERDICT_ALPHA / 2.

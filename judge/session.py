@@ -87,11 +87,21 @@ class RunnerSession:
         self.last_run_cpu_s: float | None = None
         self.bye_sent = False
         self.pending: Callable[[], CallResult] | None = None  # see begin
+        self.greeted = False  # HELLO sent (see greet)
 
     # ---------------------------------------------------------------- life
-    def start(self) -> None:
-        """Spawn the process and send HELLO; does not wait for it to import."""
+    def start(self, *, greet: bool = True) -> None:
+        """Spawn the process and send HELLO (without ``greet``: later, see :meth:`greet`);
+        does not wait for it to import."""
         self.process = self.launcher.start(self.job)
+        if greet:
+            self.greet()
+
+    def greet(self) -> None:
+        """Send HELLO: the runner imports the submission (its file must be in place by
+        now); :meth:`ready` waits for that."""
+        assert self.process is not None
+        self.greeted = True
         hello = dict(self.hello)
         for key in ("submission", "fixture"):
             if hello.get(key):
@@ -110,6 +120,8 @@ class RunnerSession:
             return self.info
         if self.process is None:
             self.start()
+        elif not self.greeted:
+            self.greet()
         assert self.process is not None
         msg = self._recv(time.monotonic() + START_TIMEOUT_S, START_TIMEOUT_S)
         if msg.kind is Kind.IMPORT_ERROR:

@@ -32,11 +32,12 @@ OPEN_DIR = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
 
 
 @contextmanager
-def job_root(launcher: Launcher, parent: Path | None = None,
-             prefix: str = "judge-") -> Iterator[Path]:
-    """A fresh folder for one judging's job folders; on exit, each folder in it is
-    released by ``launcher`` and the whole folder removed, whatever happened."""
-    root = Path(tempfile.mkdtemp(prefix=prefix, dir=parent))
+def job_root(launcher: Launcher, parent: Path | None = None, prefix: str = "judge-", *,
+             existing: Path | None = None) -> Iterator[Path]:
+    """A fresh folder for one judging's job folders (or ``existing``, one made ahead: a
+    head start's); on exit, each folder in it is released by ``launcher`` and the whole
+    folder removed, whatever happened."""
+    root = existing or Path(tempfile.mkdtemp(prefix=prefix, dir=parent))
     try:
         yield root
     finally:

@@ -38,6 +38,7 @@ from judge.events import CheckedFile, FileChecked, FilesPlanned
 from judge.i18n import T
 from judge.package import PackageError
 from judge.problem_store import Problems
+from judge.sessions import HeadStart
 from judge.verdict import Verdict
 from judge.worker_client import Claimed, Fatal, LeaseKeeper, Unregistered, WorkerClient
 
@@ -75,6 +76,8 @@ class Worker:
         self._grade = grade
         self.worker_id: int | None = None
         self.current: Claimed | None = None
+        # The next judging's runners, started as this one ends (judge.sessions.HeadStart).
+        self.head_start = HeadStart(launcher)
 
     def register(self, give_up_after: float | None = None) -> None:
         """Register, retrying while the server is not up yet."""
@@ -94,7 +97,14 @@ class Worker:
 
     def run(self, *, until_idle: bool = False) -> int:
         """Judge jobs until interrupted (or, with until_idle, until a claim finds none).
-        Returns how many jobs were judged."""
+        Returns how many jobs were judged. The runners started ahead for a next judging
+        are stopped when it returns."""
+        try:
+            return self._run(until_idle)
+        finally:
+            self.head_start.close()
+
+    def _run(self, until_idle: bool) -> int:
         if self.worker_id is None:
             self.register()
         judged, delay = 0, 0.5
@@ -228,8 +238,11 @@ class Worker:
                                           f"{job.problem}")).to_json("zh")
         grader = self._grade or grade
         early: dict[str, Any] = {}
-        if post is not None and "on_verdict" in inspect.signature(grader).parameters:
+        takes = inspect.signature(grader).parameters
+        if post is not None and "on_verdict" in takes:
             early["on_verdict"] = lambda done: post(_posted(done, problem))
+        if "head_start" in takes:
+            early["head_start"] = self.head_start
         try:
             report: Report = grader(
                 problem, job.code, self.launcher, grade_options(job, self.gpu is not None),

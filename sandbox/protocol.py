@@ -276,9 +276,19 @@ def _parse_int(text: str) -> Any:
 
 def _decode(data: bytes, blob: bytearray, copy: bool = True) -> Message:
     try:
-        payload = json.loads(data, parse_int=_parse_int)
-    except (ValueError, RecursionError) as e:  # JSONDecodeError, UnicodeDecodeError
+        # The C parser's own ints first: a Python parse_int for each of a batch's hundreds
+        # of ints (the tensor table's shapes and offsets) cost more than the rest of the
+        # JSON. An int over Python's int/str limit, which no honest sender sends
+        # (_Encoder.value), fails that: then the frame is read again, such ints as
+        # Unencodable.
+        payload = json.loads(data)
+    except RecursionError as e:
         raise ProtocolError(f"frame is not valid JSON: {_short(e)}") from None
+    except ValueError:  # JSONDecodeError, UnicodeDecodeError, a too long int
+        try:
+            payload = json.loads(data, parse_int=_parse_int)
+        except (ValueError, RecursionError) as e:
+            raise ProtocolError(f"frame is not valid JSON: {_short(e)}") from None
     if not isinstance(payload, dict) or set(payload) != {"kind", "body", "tensors"}:
         raise ProtocolError("frame must be an object with exactly kind, body, tensors")
     kind_name = payload["kind"]

@@ -307,13 +307,13 @@ def test_the_submission_and_the_reference_runners_start_at_the_same_time(make_pr
     lock = threading.Lock()
     real_start = RunnerSession.start
 
-    def start(self):
+    def start(self, **kwargs):
         with lock:
             in_flight[0] += 1
             most[0] = max(most[0], in_flight[0])
         time.sleep(0.3)  # a slow handshake
         try:
-            real_start(self)
+            real_start(self, **kwargs)
         finally:
             with lock:
                 in_flight[0] -= 1

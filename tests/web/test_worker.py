@@ -25,11 +25,16 @@ def make_worker(worker_client, launcher, problems_root, **kw) -> Worker:
 @pytest.mark.slow
 def test_the_worker_judges_queued_submissions(client, alice, worker, plain, problems_root):
     good = submit(client, alice, GOOD).json()["id"]
-    w = make_worker(worker, plain, problems_root)
-    assert w.run(until_idle=True) == 1
     bob_headers = _user(client, "bob")
     wrong = submit(client, bob_headers, WRONG).json()["id"]
+    w = make_worker(worker, plain, problems_root)
+    # The second judging runs in the runners the first one started for it (its head start).
+    assert w.run(until_idle=True) == 2
+    assert w.head_start.next is None  # and none are left running once the worker stops
+    good_again = submit(client, alice, GOOD).json()["id"]
     assert w.run(until_idle=True) == 1
+    assert client.get(f"/api/submissions/{good_again}", headers=alice).json()["verdict"] \
+        == "accepted"
     done = client.get(f"/api/submissions/{good}", headers=alice).json()
     assert done["verdict"] == "accepted" and done["passed"] == 2
     learner = client.get(f"/api/submissions/{wrong}", headers=bob_headers).json()
