@@ -22,7 +22,8 @@ A measurement stops in one of two modes (``SPEED_MODES``):
   when the looks have mostly decided): a slow loop is told in seconds, not after the
   whole first look of slow calls.
 * ``"ranking"`` (the precise ratio for the leaderboard): until the ratio's 95 % interval is
-  within ``REL_WIDTH`` of it (or clearly below the bar), over pairs timed in at least
+  within ``REL_WIDTH`` of it over at least ``RANKING_MIN_PAIRS`` pairs (or the workload's
+  ``max_pairs``), or clearly below the bar, over pairs timed in at least
   ``GENERATIONS`` generations of runner processes, new ones every ``GENERATION_PAIRS``
   pairs (judge/throughput.py). One process's luck, such as where its memory landed, holds
   for all its calls: pairs of one process agree with each other, and their interval
@@ -46,6 +47,11 @@ BORDERLINE = 0.85  # a median within this factor of the bar is measured again
 REL_WIDTH = 0.045  # ranking: stop once the median's confidence interval is this narrow
 GENERATION_PAIRS = 10  # ranking: new runner processes after this many pairs kept
 GENERATIONS = 4  # ranking: never settled before pairs of this many generations
+# Ranking: never settled before this many pairs (or the workload's max_pairs). The order
+# statistics' interval of a few dozen noisy pairs is itself noisy: stopping as soon as it
+# looked narrow let grad-accumulation's epochs stop at 30 pairs by luck, and 20 judgings
+# of one file spread over 1.127 (max/min); at 80 pairs each, 1.045.
+RANKING_MIN_PAIRS = 60
 # Verdict mode: the chance of a wrong verdict for a submission whose true ratio is on the
 # other side of the bar (at most, at the bar itself; it falls off exponentially with the
 # distance), per measurement and side: VERDICT_ALPHA / 2.
@@ -189,7 +195,10 @@ class Measurement:
             return (self.decision(workload, min_ratio) is not None
                     or self.hopeless(workload, min_ratio))
         lo, hi = self.interval()
-        return hi < min_ratio * BORDERLINE or (hi - lo) / max(self.ratio, 1e-9) <= REL_WIDTH
+        if hi < min_ratio * BORDERLINE:
+            return True
+        return (len(self.ratios) >= min(RANKING_MIN_PAIRS, workload.max_pairs)
+                and (hi - lo) / max(self.ratio, 1e-9) <= REL_WIDTH)
 
     def hopeless(self, workload: Workload, min_ratio: float) -> bool:
         """Verdict mode: the submission's timed calls have taken ``HOPELESS`` times what

@@ -59,7 +59,7 @@ BYE_TIMEOUT_S = 1.0
 
 
 class SessionSource(Protocol):
-    """How a ``Ctx`` gets a runner (``judge.grader.Sessions.get``): the role's shared one,
+    """How a ``Ctx`` gets a runner (``judge.sessions.Sessions.get``): the role's shared one,
     or with ``fresh`` a new process of its own (with ``hash_seed``, its PYTHONHASHSEED)."""
 
     @overload
