@@ -224,9 +224,13 @@ def _workload(stratum=None) -> Workload:
 
 
 def test_a_measurement_with_kinds_settles_only_once_it_has_seen_two_of_three_pairs_each():
+    import dataclasses
+
     tight = [1.0] * 12
-    assert Measurement(tight, tight, tight).settled(_workload(), 0.5, "ranking")
-    kinded = _workload(stratum=lambda args, kwargs: "x")
+    # (max_pairs 12: below the ranking's floor of RANKING_MIN_PAIRS, which it then lowers)
+    assert Measurement(tight, tight, tight).settled(
+        dataclasses.replace(_workload(), max_pairs=12), 0.5, "ranking")
+    kinded = dataclasses.replace(_workload(stratum=lambda args, kwargs: "x"), max_pairs=12)
     one_kind = Measurement(tight, tight, tight, strata=["left"] * 12)
     assert not one_kind.settled(kinded, 0.5, "ranking")
     two_short = Measurement(tight, tight, tight, strata=["left"] * 10 + ["right"] * 2)
@@ -234,6 +238,20 @@ def test_a_measurement_with_kinds_settles_only_once_it_has_seen_two_of_three_pai
     enough = Measurement(tight, tight, tight, strata=["left"] * 9 + ["right"] * 3)
     assert enough.settled(kinded, 0.5, "ranking")
     assert not Measurement(tight[:4], tight[:4], tight[:4]).settled(_workload(), 0.5, "ranking")
+
+
+def test_a_ranking_never_settles_before_its_floor_of_pairs_however_narrow():
+    """Ranking mode: the interval of a few dozen noisy pairs can look narrow by luck, so
+    a ranking measures at least RANKING_MIN_PAIRS pairs (the workload's max_pairs if lower)."""
+    from judge.measurement import RANKING_MIN_PAIRS
+
+    workload = _workload()  # max_pairs 80
+    short = [1.0] * (RANKING_MIN_PAIRS - 1)
+    assert not Measurement(short, short, short).settled(workload, 0.5, "ranking")
+    enough = [1.0] * RANKING_MIN_PAIRS
+    assert Measurement(enough, enough, enough).settled(workload, 0.5, "ranking")
+    slow = [0.1] * 12  # clearly below the bar: stops at once, as before
+    assert Measurement(slow, [1.0] * 12, [0.1] * 12).settled(workload, 0.5, "ranking")
 
 
 def _pairs(ratios: list[float], strata: list[str] | None = None) -> Measurement:
