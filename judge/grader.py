@@ -193,12 +193,10 @@ def _judge(problem: Problem, code: str, launcher: Launcher, options: Options, re
                                      ) if options.correctness else []
         emit(Started(len(cases), tuple(PlannedTest(c.name, c.visibility) for c in cases),
                      seed))
-        if started is not None:
-            opened.append(started)
-            started.adopt(code)
         sessions = started or Sessions(launcher, problem, root, code, device, options.expected)
-        if started is None:
-            opened.append(sessions)
+        opened.append(sessions)  # closed whatever happens next
+        if started is not None:
+            started.adopt(code)
         sessions.start_shared()
         sub, ref = sessions.get("sub"), sessions.get("ref")
         try:
