@@ -6,8 +6,9 @@ from __future__ import annotations
 import logging
 import time
 from datetime import UTC, datetime
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any, cast
+from typing import Any, TypeVar, cast
 
 from alembic import command
 from alembic.config import Config
@@ -18,6 +19,7 @@ from sqlalchemy.orm import Session, sessionmaker
 MIGRATIONS = Path(__file__).resolve().parent / "alembic"
 START_WAIT_S = 60.0  # how long a starting web process waits for its database
 log = logging.getLogger("web.db")
+T = TypeVar("T")
 
 
 def utcnow() -> datetime:
@@ -70,14 +72,15 @@ def alembic_config(engine: Engine) -> Config:
     return cfg
 
 
-def migrate_when_ready(engine: Engine, wait_s: float = START_WAIT_S) -> None:
-    """:func:`migrate`, waiting out a database that does not answer yet (it starts, or
-    restarts, with this process: compose, a fault) for up to ``wait_s`` seconds."""
+def when_ready(start: Callable[[], T], wait_s: float = START_WAIT_S) -> T:
+    """``start()`` (a web process's first work with its database: the migrations, the
+    first load of the problem bank), tried again with a back-off while the database does
+    not answer (it starts, or restarts, with this process: compose, a fault), for up to
+    ``wait_s`` seconds; a database that never answers still fails the start."""
     deadline, delay = time.monotonic() + wait_s, 0.2
     while True:
         try:
-            migrate(engine)
-            return
+            return start()
         except OperationalError as e:
             if time.monotonic() > deadline:
                 raise

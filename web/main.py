@@ -67,7 +67,6 @@ def create_app(settings: Settings | None = None, *, catalog: Catalog | None = No
                clock: Callable[[], datetime] = db.utcnow) -> FastAPI:
     settings = (settings or Settings()).prepare()
     engine = db.make_engine(settings.db_url)
-    db.migrate_when_ready(engine)
     sessions = db.make_sessionmaker(engine)
     store = Store(settings.bank_dir)
 
@@ -78,7 +77,12 @@ def create_app(settings: Settings | None = None, *, catalog: Catalog | None = No
                                clock())
             return bank.published(session, store)
 
-    catalog = catalog or Catalog(settings.problems_dir, source=published)
+    def start() -> Catalog:
+        db.migrate(engine)
+        return catalog or Catalog(settings.problems_dir, source=published)
+
+    # the database may go away between the migrations and the bank's first load, too
+    catalog = db.when_ready(start)
 
     @contextlib.asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:

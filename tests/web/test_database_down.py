@@ -40,23 +40,44 @@ def test_a_worker_is_told_to_retry_and_its_client_raises_a_retryable_error(clien
 def test_a_starting_web_process_waits_for_its_database(monkeypatch):
     """The database restarts while a web process starts (compose, a fault): it tries again
     instead of exiting; a database that never answers still fails, after the wait."""
-    from sqlalchemy.exc import OperationalError
-
     from web import db
 
     calls = []
 
-    def migrate(engine):
+    def migrate():
         calls.append(1)
         if len(calls) < 3:
             raise OperationalError("select 1", {}, Exception("terminating connection"))
+        return "migrated"
 
-    monkeypatch.setattr(db, "migrate", migrate)
     monkeypatch.setattr(db.time, "sleep", lambda s: None)
-    db.migrate_when_ready(None, wait_s=5)
+    assert db.when_ready(migrate, wait_s=5) == "migrated"
     assert len(calls) == 3
-    calls.clear()
-    monkeypatch.setattr(db, "migrate", lambda engine: (_ for _ in ()).throw(
-        OperationalError("select 1", {}, Exception("no such host"))))
     with pytest.raises(OperationalError):
-        db.migrate_when_ready(None, wait_s=0)
+        db.when_ready(lambda: down(), wait_s=0)
+
+
+def test_the_database_going_away_after_the_migrations_does_not_stop_the_start(
+        settings, monkeypatch, caplog):
+    """CI caught a web process that exited: PostgreSQL restarted between its migrations and
+    its first load of the problem bank. The whole start waits for the database."""
+    from web import bundled, db
+    from web.main import create_app
+
+    seed, failed = bundled.seed, []
+
+    def seed_once_down(*args, **kwargs):
+        if not failed:
+            failed.append(1)
+            raise OperationalError("select", {}, Exception("terminating connection due to "
+                                                          "administrator command"))
+        return seed(*args, **kwargs)
+
+    monkeypatch.setattr(bundled, "seed", seed_once_down)
+    monkeypatch.setattr(db.time, "sleep", lambda s: None)
+    app = create_app(settings)
+    try:
+        assert failed and [p.slug for p in app.state.catalog] == ["add-one"]
+        assert "the database does not answer yet" in caplog.text
+    finally:
+        app.state.engine.dispose()
