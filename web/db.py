@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import logging
 import time
-from datetime import UTC, datetime
 from collections.abc import Callable
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, TypeVar, cast
 
