@@ -22,8 +22,9 @@ A measurement stops in one of two modes (``SPEED_MODES``):
   when the looks have mostly decided): a slow loop is told in seconds, not after the
   whole first look of slow calls.
 * ``"ranking"`` (the precise ratio for the leaderboard): until the ratio's 95 % interval is
-  within ``REL_WIDTH`` of it over at least ``RANKING_MIN_PAIRS`` pairs (or the workload's
-  ``max_pairs``), or clearly below the bar, over pairs timed in at least
+  within ``REL_WIDTH`` of it over at least ``RANKING_MIN_PAIRS`` pairs (or its cap,
+  ``RANKING_SCALE`` times the workload's ``max_pairs``, in ``RANKING_SCALE`` times the
+  check's budget: a background job), or clearly below the bar, over pairs timed in at least
   ``GENERATIONS`` generations of runner processes, new ones every ``GENERATION_PAIRS``
   pairs (judge/throughput.py). One process's luck, such as where its memory landed, holds
   for all its calls: pairs of one process agree with each other, and their interval
@@ -47,11 +48,15 @@ BORDERLINE = 0.85  # a median within this factor of the bar is measured again
 REL_WIDTH = 0.045  # ranking: stop once the median's confidence interval is this narrow
 GENERATION_PAIRS = 10  # ranking: new runner processes after this many pairs kept
 GENERATIONS = 4  # ranking: never settled before pairs of this many generations
-# Ranking: never settled before this many pairs (or the workload's max_pairs). The order
+# Ranking: never settled before this many pairs (or its cap, ranking_cap). The order
 # statistics' interval of a few dozen noisy pairs is itself noisy: stopping as soon as it
 # looked narrow let grad-accumulation's epochs stop at 30 pairs by luck, and 20 judgings
-# of one file spread over 1.127 (max/min); at 80 pairs each, 1.045.
-RANKING_MIN_PAIRS = 60
+# of one file spread over 1.127 (max/min); at 80 pairs each, 1.045. At 60-80, token-
+# accumulation's reference still spread over 1.104.
+RANKING_MIN_PAIRS = 120
+# Ranking (a background job, stopped for live work): this many times the workload's
+# max_pairs and the check's budget_s, which are sized for a live verdict.
+RANKING_SCALE = 2
 # Verdict mode: the chance of a wrong verdict for a submission whose true ratio is on the
 # other side of the bar (at most, at the bar itself; it falls off exponentially with the
 # distance), per measurement and side: VERDICT_ALPHA / 2.
@@ -197,7 +202,7 @@ class Measurement:
         lo, hi = self.interval()
         if hi < min_ratio * BORDERLINE:
             return True
-        return (len(self.ratios) >= min(RANKING_MIN_PAIRS, workload.max_pairs)
+        return (len(self.ratios) >= min(RANKING_MIN_PAIRS, ranking_cap(workload))
                 and (hi - lo) / max(self.ratio, 1e-9) <= REL_WIDTH)
 
     def hopeless(self, workload: Workload, min_ratio: float) -> bool:
@@ -263,6 +268,21 @@ class Measurement:
             return 0.0
         q = statistics.quantiles(relative, n=4)
         return q[2] - q[0]
+
+
+def pair_cap(workload: Workload, mode: str) -> int:
+    """The most pairs a measurement in ``mode`` times."""
+    return ranking_cap(workload) if mode == "ranking" else workload.max_pairs
+
+
+def ranking_cap(workload: Workload) -> int:
+    return RANKING_SCALE * workload.max_pairs
+
+
+def budget(budget_s: float, mode: str) -> float:
+    """The seconds a measurement in ``mode`` may take (a check's ``budget_s`` is sized for
+    a live verdict; a ranking gets ``RANKING_SCALE`` times it)."""
+    return RANKING_SCALE * budget_s if mode == "ranking" else budget_s
 
 
 def _geometric_mean(values: list[float]) -> float:

@@ -28,6 +28,7 @@ from typing import Literal
 
 from judge.case_reader import CaseDeclaration, declares_cuda, read_cases
 from judge.i18n import T
+from judge.measurement import budget
 from judge.schema import SchemaError, parse
 from judge.verdict import FIXTURE_VERDICTS
 from sandbox.launch import Limits as RunnerLimits
@@ -317,11 +318,12 @@ def limits_for(problem: Problem) -> RunnerLimits:
     the whole job a runner may serve)."""
     lim = problem.meta.limits
     # The watchdog is a safety net over the whole job a runner may serve: every case at its
-    # wall clock, every throughput check twice (a borderline ratio is measured again).
+    # wall clock, every throughput check twice (a borderline ratio is measured again), in
+    # ranking mode's longer budget (runners that are not renewed serve all of it).
     # The cases are counted from tests.py's syntax tree: this runs in the worker, which
     # imports no package's code that did not ship with the judge (judge.trust).
     job_s = (lim.case_wall_s * (len(problem.declared_cases) + 1)
-             + 2 * sum(tp.budget_s for tp in problem.meta.throughput))
+             + 2 * sum(budget(tp.budget_s, "ranking") for tp in problem.meta.throughput))
     return RunnerLimits(cpu_s=lim.cpu_s, memory_mb=lim.memory_mb,
                         output_bytes=lim.output_kb * 1024,
                         lifetime_s=max(120.0, job_s + 60))

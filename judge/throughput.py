@@ -51,6 +51,8 @@ from judge.measurement import (
     SPEED_MODES,
     Measurement,
     Pair,
+    budget,
+    pair_cap,
 )
 from judge.measurement import Workload as Workload  # problems' tests.py import it from here
 from judge.package import Problem, Throughput
@@ -166,7 +168,8 @@ def _measure(workload: Workload, spec: Throughput, sessions, rng: torch.Generato
              budget_s: float, files: JobFiles | None, mode: str,
              beat: Callable[[], None]) -> Measurement:
     m = Measurement([], [], [])
-    deadline = time.monotonic() + budget_s
+    deadline = time.monotonic() + budget(budget_s, mode)
+    cap = pair_cap(workload, mode)
     call_limit = max(5.0, budget_s)
     i = 0
     warm_from = workload.warmup  # pairs before this index are warm-up, discarded
@@ -215,7 +218,7 @@ def _measure(workload: Workload, spec: Throughput, sessions, rng: torch.Generato
             generations.kept += 1
         n = len(m.ratios)
         if ((m.settled(workload, spec.min_ratio, mode) and not generations.young)
-                or n >= workload.max_pairs):
+                or n >= cap):
             return m
         if time.monotonic() > deadline and n >= 3:
             return m

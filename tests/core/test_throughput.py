@@ -227,10 +227,11 @@ def test_a_measurement_with_kinds_settles_only_once_it_has_seen_two_of_three_pai
     import dataclasses
 
     tight = [1.0] * 12
-    # (max_pairs 12: below the ranking's floor of RANKING_MIN_PAIRS, which it then lowers)
+    # (max_pairs 6: a ranking's cap, twice that, is below its floor of RANKING_MIN_PAIRS,
+    # which the cap then lowers to 12)
     assert Measurement(tight, tight, tight).settled(
-        dataclasses.replace(_workload(), max_pairs=12), 0.5, "ranking")
-    kinded = dataclasses.replace(_workload(stratum=lambda args, kwargs: "x"), max_pairs=12)
+        dataclasses.replace(_workload(), max_pairs=6), 0.5, "ranking")
+    kinded = dataclasses.replace(_workload(stratum=lambda args, kwargs: "x"), max_pairs=6)
     one_kind = Measurement(tight, tight, tight, strata=["left"] * 12)
     assert not one_kind.settled(kinded, 0.5, "ranking")
     two_short = Measurement(tight, tight, tight, strata=["left"] * 10 + ["right"] * 2)
@@ -242,10 +243,11 @@ def test_a_measurement_with_kinds_settles_only_once_it_has_seen_two_of_three_pai
 
 def test_a_ranking_never_settles_before_its_floor_of_pairs_however_narrow():
     """Ranking mode: the interval of a few dozen noisy pairs can look narrow by luck, so
-    a ranking measures at least RANKING_MIN_PAIRS pairs (the workload's max_pairs if lower)."""
-    from judge.measurement import RANKING_MIN_PAIRS
+    a ranking measures at least RANKING_MIN_PAIRS pairs (its cap if lower)."""
+    from judge.measurement import RANKING_MIN_PAIRS, ranking_cap
 
     workload = _workload()  # max_pairs 80
+    assert ranking_cap(workload) >= RANKING_MIN_PAIRS
     short = [1.0] * (RANKING_MIN_PAIRS - 1)
     assert not Measurement(short, short, short).settled(workload, 0.5, "ranking")
     enough = [1.0] * RANKING_MIN_PAIRS
@@ -717,6 +719,21 @@ def test_a_ranking_measurement_times_its_pairs_in_generations_of_runners(
     pids.clear()
     verdict = grade(problem, FAST, launcher, Options(seed=1, correctness=False))
     assert verdict.verdict is Verdict.ACCEPTED and pids == []
+
+
+def test_a_ranking_times_twice_the_pairs_a_verdict_may(make_problem, launcher):
+    """A ranking (a background job) may time RANKING_SCALE times the workload's max_pairs,
+    sized for a live verdict, and its floor is that cap when RANKING_MIN_PAIRS is higher:
+    with max_pairs 12, a verdict times 12 pairs at most and a ranking exactly 24."""
+    from judge.measurement import RANKING_SCALE
+
+    toml = THROUGHPUT_TOML.format(slug="double-it", number=7, wall=5.0, memory=2048)
+    problem = make_problem(toml=toml, tests=TESTS + WORKLOAD)
+    (ranked,) = grade(problem, FAST, launcher,
+                      Options(seed=1, speed="ranking", correctness=False)).throughput
+    (told,) = grade(problem, FAST, launcher, Options(seed=1, correctness=False)).throughput
+    assert ranked.refined and ranked.pairs == RANKING_SCALE * 12
+    assert told.pairs <= 12
 
 
 def test_runners_that_cannot_start_again_keep_the_old_ones(make_problem, launcher):
