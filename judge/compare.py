@@ -186,7 +186,13 @@ def keys_equal(got: Any, expected: dict, *, what: str) -> T | None:
 
 def value_equal(got: Any, expected: Any, *, what: str) -> T | None:
     """Deep equality over dicts, lists, tuples, scalars and tensors, with the path of the
-    first difference. Lists and tuples are not interchangeable; ints and floats are."""
+    first difference. Lists and tuples are not interchangeable; ints and floats are. A
+    value is equal to itself (a float NaN too, as NaN equals NaN in tensors): arguments a
+    runner answered "unchanged" come back as the very objects the case sent, and walking
+    a batch's hundreds of tensors to compare each with itself was 4 % of a
+    padding-collate judging's grader time (cProfile)."""
+    if got is expected:
+        return None
     return _deep(got, expected, what, _leaf_equal)
 
 

@@ -70,6 +70,19 @@ def test_value_equal_walks_the_structure():
     assert compare.value_equal(2.0, 2, what="r") is None
 
 
+def test_arguments_answered_unchanged_are_equal_to_themselves_nan_included():
+    """A runner that says a call left its arguments unchanged gets back the very objects
+    the case sent: they are equal without a walk, a float NaN in them too (as NaN equals
+    NaN in a tensor); an equal copy with a NaN float is not, as before."""
+    batch = [{"input_ids": torch.tensor([1.0, float("nan")]), "weight": float("nan")}]
+    assert compare.value_equal(batch, batch, what="batch") is None
+    copy = [{"input_ids": torch.tensor([1.0, float("nan")]), "weight": float("nan")}]
+    assert "batch[0]['weight']" in compare.value_equal(copy, batch, what="batch").en
+    copy[0]["weight"] = 1.0
+    copy[0]["input_ids"][0] = 2.0
+    assert "batch[0]['input_ids'][0]" in compare.value_equal(copy, batch, what="batch").en
+
+
 def test_tensors_the_judge_cannot_carry_say_which_dtype_or_layout():
     """Not "expected a torch.Tensor, got torch.Tensor": what about it is not supported."""
     expected = torch.zeros(3, dtype=torch.long)
