@@ -152,7 +152,6 @@ def cmd_test(args: argparse.Namespace) -> int:
 
 
 def cmd_check(args: argparse.Namespace) -> int:
-    from judge.check import check_problem
     from sandbox.launch import PlainLauncher
 
     chosen = [find(problems(), i) for i in args.ids] if args.ids else problems()
@@ -163,6 +162,8 @@ def cmd_check(args: argparse.Namespace) -> int:
             say(args.lang, f"- {p.slug}：练习包里没有参考解答，无法检查",
                 f"- {p.slug}: the practice pack has no reference; nothing to check")
             continue
+        from judge.check import check_problem  # the repository's, not the pack's
+
         result = check_problem(p, launcher)
         if result.ok:
             if args.verbose:

@@ -6,6 +6,7 @@ import io
 import os
 import subprocess
 import sys
+import sysconfig
 import zipfile
 
 import pytest
@@ -21,6 +22,50 @@ def practice(*args, cwd, env=None):
     return subprocess.run([sys.executable, "practice/judge.py", *args], cwd=cwd,
                           env={**os.environ, **(env or {})}, capture_output=True, text=True,
                           timeout=300)
+
+
+def as_a_learner(*args, cwd):
+    """practice/judge.py as on a learner's machine: torch installed, the judge not. The
+    test environment's editable install of the judge (a .pth file's import hook) would
+    find any module the pack forgot in the repository, and did: the pack shipped without
+    judge/calls.py, judge/events.py, judge/quiet.py and judge/workdirs.py, and its tests
+    passed. ``-S`` skips the .pth files; torch comes from the site-packages on PYTHONPATH."""
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
+    env["PYTHONPATH"] = sysconfig.get_paths()["purelib"]
+    return subprocess.run([sys.executable, "-S", "practice/judge.py", *args], cwd=cwd,
+                          env=env, capture_output=True, text=True, timeout=300)
+
+
+def test_the_pack_ships_every_module_its_code_imports():
+    """Every judge/sandbox/practice module a shipped module imports (at any depth, lazily
+    too) is shipped, but for the two a pack never reaches."""
+    import ast
+
+    from judge.pack import CORE_MODULES
+
+    never_reached = {
+        "judge.graderbox": "grader boxes confine uploaded packages under the sandbox; the "
+                           "pack judges its bundled problems with PlainLauncher",
+        "judge.check": "`check` imports it only for a problem with reference.py, which "
+                       "the pack does not have",
+    }
+    shipped = {rel[:-3].replace("/", ".").removesuffix(".__init__")
+               for rel in CORE_MODULES if rel.endswith(".py")}
+    missing = []
+    for rel in CORE_MODULES:
+        if not rel.endswith(".py"):
+            continue
+        for node in ast.walk(ast.parse((ROOT / rel).read_text())):
+            if isinstance(node, ast.Import):
+                names = [a.name for a in node.names]
+            elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
+                names = [node.module]
+            else:
+                continue
+            missing += [f"{rel}:{node.lineno} imports {name}" for name in names
+                        if name.split(".")[0] in ("judge", "sandbox", "practice", "web")
+                        and name not in shipped and name not in never_reached]
+    assert missing == []
 
 
 @pytest.fixture
@@ -98,11 +143,13 @@ def test_the_pack_judges_public_cases_without_the_reference(tmp_path, launcher):
     assert "random_values" not in (home / "problems" / "double-it" / "tests.py").read_text()
     sol = tmp_path / "sol.py"
     sol.write_text("def double(x):\n    return x + x\n")
-    out = practice("test", "7", str(sol), cwd=home)
-    assert out.returncode == 0, out.stdout
+    out = as_a_learner("test", "7", str(sol), cwd=home)
+    assert out.returncode == 0, out.stdout + out.stderr
     sol.write_text("def double(x):\n    return x * 3\n")
-    out = practice("test", "7", str(sol), "--lang", "en", cwd=home)
+    out = as_a_learner("test", "7", str(sol), "--lang", "en", cwd=home)
     assert out.returncode == 1 and "expected 2, got 3" in out.stdout
+    checked = as_a_learner("check", "--lang", "en", cwd=home)  # nothing to check, no crash
+    assert "the practice pack has no reference" in checked.stdout, checked.stderr
 
 
 def test_the_pack_never_holds_the_solution(tmp_path):
@@ -130,7 +177,7 @@ def test_the_pack_holds_every_bundled_problem_and_judges_it(tmp_path, launcher):
     problems = load_all(ROOT / "problems")
     zipfile.ZipFile(io.BytesIO(build_practice_pack(problems, launcher))).extractall(tmp_path)
     home = tmp_path / "torch-judge-practice"
-    listed = practice("list", "--lang", "en", cwd=home)
+    listed = as_a_learner("list", "--lang", "en", cwd=home)
     assert listed.returncode == 0, listed.stderr
     for problem in problems:
         assert problem.slug in listed.stdout
@@ -139,10 +186,10 @@ def test_the_pack_holds_every_bundled_problem_and_judges_it(tmp_path, launcher):
         assert hidden and not [name for name in hidden if f"def {name}(" in tests]
         solution = tmp_path / f"{problem.slug}.py"
         solution.write_text(problem.read("reference.py"))
-        out = practice("test", problem.slug, str(solution), "--lang", "en", cwd=home)
+        out = as_a_learner("test", problem.slug, str(solution), "--lang", "en", cwd=home)
         assert out.returncode == 0, out.stdout + out.stderr
-        starter = practice("test", str(problem.number), str(problem.dir / "starter.py"),
-                           cwd=home)
+        starter = as_a_learner("test", str(problem.number), str(problem.dir / "starter.py"),
+                               cwd=home)
         assert starter.returncode == 1, starter.stdout + starter.stderr
 
 
