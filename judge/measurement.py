@@ -22,9 +22,9 @@ A measurement stops in one of two modes (``SPEED_MODES``):
   when the looks have mostly decided): a slow loop is told in seconds, not after the
   whole first look of slow calls.
 * ``"ranking"`` (the precise ratio for the leaderboard): until the ratio's 95 % interval is
-  within ``REL_WIDTH`` of it over at least ``RANKING_MIN_PAIRS`` pairs (or its cap,
-  ``RANKING_SCALE`` times the workload's ``max_pairs``, in ``RANKING_SCALE`` times the
-  check's budget: a background job), or clearly below the bar, over pairs timed in at least
+  within ``REL_WIDTH`` of it over at least ``RANKING_MIN_PAIRS`` pairs (up to
+  ``RANKING_SCALE`` times the workload's ``max_pairs``, in ``RANKING_BUDGET_SCALE`` times
+  the check's budget: a background job), or clearly below the bar, over pairs timed in at least
   ``GENERATIONS`` generations of runner processes, new ones every ``GENERATION_PAIRS``
   pairs (judge/throughput.py). One process's luck, such as where its memory landed, holds
   for all its calls: pairs of one process agree with each other, and their interval
@@ -55,8 +55,11 @@ GENERATIONS = 4  # ranking: never settled before pairs of this many generations
 # accumulation's reference still spread over 1.104.
 RANKING_MIN_PAIRS = 120
 # Ranking (a background job, stopped for live work): this many times the workload's
-# max_pairs and the check's budget_s, which are sized for a live verdict.
+# max_pairs (and RANKING_MIN_PAIRS at least) and the check's budget_s, which are sized for
+# a live verdict. resumable-training's 30 pairs, doubled, still spread its reference over
+# 1.102 in 20 judgings.
 RANKING_SCALE = 2
+RANKING_BUDGET_SCALE = 3
 # Verdict mode: the chance of a wrong verdict for a submission whose true ratio is on the
 # other side of the bar (at most, at the bar itself; it falls off exponentially with the
 # distance), per measurement and side: VERDICT_ALPHA / 2.
@@ -202,7 +205,7 @@ class Measurement:
         lo, hi = self.interval()
         if hi < min_ratio * BORDERLINE:
             return True
-        return (len(self.ratios) >= min(RANKING_MIN_PAIRS, ranking_cap(workload))
+        return (len(self.ratios) >= RANKING_MIN_PAIRS
                 and (hi - lo) / max(self.ratio, 1e-9) <= REL_WIDTH)
 
     def hopeless(self, workload: Workload, min_ratio: float) -> bool:
@@ -276,13 +279,13 @@ def pair_cap(workload: Workload, mode: str) -> int:
 
 
 def ranking_cap(workload: Workload) -> int:
-    return RANKING_SCALE * workload.max_pairs
+    return max(RANKING_SCALE * workload.max_pairs, RANKING_MIN_PAIRS)
 
 
 def budget(budget_s: float, mode: str) -> float:
     """The seconds a measurement in ``mode`` may take (a check's ``budget_s`` is sized for
-    a live verdict; a ranking gets ``RANKING_SCALE`` times it)."""
-    return RANKING_SCALE * budget_s if mode == "ranking" else budget_s
+    a live verdict; a ranking gets ``RANKING_BUDGET_SCALE`` times it)."""
+    return RANKING_BUDGET_SCALE * budget_s if mode == "ranking" else budget_s
 
 
 def _geometric_mean(values: list[float]) -> float:

@@ -224,29 +224,31 @@ def _workload(stratum=None) -> Workload:
 
 
 def test_a_measurement_with_kinds_settles_only_once_it_has_seen_two_of_three_pairs_each():
-    import dataclasses
+    from judge.measurement import RANKING_MIN_PAIRS
 
-    tight = [1.0] * 12
-    # (max_pairs 6: a ranking's cap, twice that, is below its floor of RANKING_MIN_PAIRS,
-    # which the cap then lowers to 12)
-    assert Measurement(tight, tight, tight).settled(
-        dataclasses.replace(_workload(), max_pairs=6), 0.5, "ranking")
-    kinded = dataclasses.replace(_workload(stratum=lambda args, kwargs: "x"), max_pairs=6)
-    one_kind = Measurement(tight, tight, tight, strata=["left"] * 12)
+    n = RANKING_MIN_PAIRS  # a ranking's floor of pairs
+    tight = [1.0] * n
+    assert Measurement(tight, tight, tight).settled(_workload(), 0.5, "ranking")
+    kinded = _workload(stratum=lambda args, kwargs: "x")
+    one_kind = Measurement(tight, tight, tight, strata=["left"] * n)
     assert not one_kind.settled(kinded, 0.5, "ranking")
-    two_short = Measurement(tight, tight, tight, strata=["left"] * 10 + ["right"] * 2)
+    two_short = Measurement(tight, tight, tight, strata=["left"] * (n - 2) + ["right"] * 2)
     assert not two_short.settled(kinded, 0.5, "ranking")
-    enough = Measurement(tight, tight, tight, strata=["left"] * 9 + ["right"] * 3)
+    enough = Measurement(tight, tight, tight, strata=["left"] * (n - 3) + ["right"] * 3)
     assert enough.settled(kinded, 0.5, "ranking")
     assert not Measurement(tight[:4], tight[:4], tight[:4]).settled(_workload(), 0.5, "ranking")
 
 
 def test_a_ranking_never_settles_before_its_floor_of_pairs_however_narrow():
     """Ranking mode: the interval of a few dozen noisy pairs can look narrow by luck, so
-    a ranking measures at least RANKING_MIN_PAIRS pairs (its cap if lower)."""
+    a ranking measures at least RANKING_MIN_PAIRS pairs, whatever the workload's max_pairs
+    (sized for a live verdict): its cap is never below that floor."""
+    import dataclasses
+
     from judge.measurement import RANKING_MIN_PAIRS, ranking_cap
 
     workload = _workload()  # max_pairs 80
+    assert ranking_cap(dataclasses.replace(workload, max_pairs=12)) == RANKING_MIN_PAIRS
     assert ranking_cap(workload) >= RANKING_MIN_PAIRS
     short = [1.0] * (RANKING_MIN_PAIRS - 1)
     assert not Measurement(short, short, short).settled(workload, 0.5, "ranking")
@@ -721,18 +723,19 @@ def test_a_ranking_measurement_times_its_pairs_in_generations_of_runners(
     assert verdict.verdict is Verdict.ACCEPTED and pids == []
 
 
-def test_a_ranking_times_twice_the_pairs_a_verdict_may(make_problem, launcher):
-    """A ranking (a background job) may time RANKING_SCALE times the workload's max_pairs,
-    sized for a live verdict, and its floor is that cap when RANKING_MIN_PAIRS is higher:
-    with max_pairs 12, a verdict times 12 pairs at most and a ranking exactly 24."""
-    from judge.measurement import RANKING_SCALE
+def test_a_ranking_times_more_pairs_than_a_verdict_may(make_problem, launcher):
+    """A ranking (a background job) times at least RANKING_MIN_PAIRS pairs however low the
+    workload's max_pairs (sized for a live verdict): with max_pairs 12, a verdict times
+    12 pairs at most and a ranking exactly RANKING_MIN_PAIRS (its floor and, with twice
+    12 below it, its cap)."""
+    from judge.measurement import RANKING_MIN_PAIRS
 
     toml = THROUGHPUT_TOML.format(slug="double-it", number=7, wall=5.0, memory=2048)
     problem = make_problem(toml=toml, tests=TESTS + WORKLOAD)
     (ranked,) = grade(problem, FAST, launcher,
                       Options(seed=1, speed="ranking", correctness=False)).throughput
     (told,) = grade(problem, FAST, launcher, Options(seed=1, correctness=False)).throughput
-    assert ranked.refined and ranked.pairs == RANKING_SCALE * 12
+    assert ranked.refined and ranked.pairs == RANKING_MIN_PAIRS
     assert told.pairs <= 12
 
 

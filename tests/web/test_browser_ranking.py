@@ -84,8 +84,9 @@ def follow_the_ranking(page, worker: WorkerClient, sid: int) -> None:
     rank = worker.claim(wid, False, 5)
     assert rank is not None and rank.kind == "rank"
     assert worker.events(rank, [{"event": "phase", "phase": "ranking"}])
-    # A selector, not wait_for_function: a string predicate is eval'd in the page, and
-    # the page's CSP (script-src 'self') refused it once in CI.
+    # A selector, not wait_for_function: when its predicate is not true at once, it polls
+    # outside the DevTools call, where the page's CSP (script-src 'self') refuses the eval
+    # that compiles it (CI failed so once).
     page.locator("#ranking-status", has_text="正在为排行榜测速").wait_for()
     assert worker.result(rank, speed_report(0.7734, refined=True, pairs=30)) == "stored"
     page.wait_for_selector(".timing.refined")

@@ -57,7 +57,7 @@ def test_run_examples_from_the_problem_page(page, server, page_errors):
     page_errors.allow("429")
     set_code(page, SLOW_IMPORT_ERROR)
     page.click("#run-button")
-    page.wait_for_function("() => !document.getElementById('run-button').disabled")
+    page.wait_for_selector("#run-button:not([disabled])")  # not an eval'd predicate: CSP
     page.click("#run-button")
     page.wait_for_selector("#run-error:not([hidden])")
     assert "样例运行" in page.text_content("#run-error")

@@ -380,7 +380,12 @@ def test_the_status_line_names_each_phase_it_waits_in(page, server):
     page.route(f"**/submissions/{sid}", as_running)
     page.add_init_script(FAKE_EVENTS)
     page.goto(f"/submissions/{sid}")
-    page.wait_for_function("window.__sources.length === 1")
+    # polled from here: wait_for_function's own polling compiles its predicate with eval
+    # outside the DevTools call, which the page's CSP (script-src 'self') refuses
+    deadline = time.monotonic() + 20
+    while page.evaluate("window.__sources.length") != 1:
+        assert time.monotonic() < deadline, "the page opened no event stream"
+        time.sleep(0.05)
     status = page.locator("#status-text")
     page.evaluate("__emit({event: 'queued', position: 2})")
     assert status.inner_text() == "排队中（前面还有 2 个）"
