@@ -48,7 +48,7 @@ BORDERLINE = 0.85  # a median within this factor of the bar is measured again
 REL_WIDTH = 0.045  # ranking: stop once the median's confidence interval is this narrow
 GENERATION_PAIRS = 10  # ranking: new runner processes after this many pairs kept
 GENERATIONS = 4  # ranking: never settled before pairs of this many generations
-# Ranking: never settled before this many pairs (or its cap, ranking_cap). The order
+# Ranking: never settled before this many pairs (ranking_cap is never lower). The order
 # statistics' interval of a few dozen noisy pairs is itself noisy: stopping as soon as it
 # looked narrow let grad-accumulation's epochs stop at 30 pairs by luck, and 20 judgings
 # of one file spread over 1.127 (max/min); at 80 pairs each, 1.045. At 60-80, token-
