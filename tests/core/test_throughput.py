@@ -467,9 +467,15 @@ def double(x):
 STALLS_EVERY_RUNNER = STALLS_ONCE.replace(' and not os.path.exists("stalled")', "")
 
 
-def test_one_stalled_call_is_measured_again_not_too_slow(problem, launcher):
+def test_one_stalled_call_is_measured_again_not_too_slow(make_problem, launcher):
     """A loaded machine can stall one call past the per-call limit: a submission whose
-    other calls ran at reference speed is measured on in a fresh runner."""
+    other calls ran fast enough is measured on in a fresh runner. (The bar is low here:
+    these sub-millisecond calls on a loaded CI machine read 0.22-0.47 against the
+    reference's own code once, below the usual 0.4, and a stall after calls below the bar
+    is final, as it should be.)"""
+    toml = THROUGHPUT_TOML.format(slug="double-it", number=7, wall=5.0, memory=2048)
+    problem = make_problem(toml=toml.replace("min_ratio = 0.4", "min_ratio = 0.05"),
+                           tests=TESTS + WORKLOAD)
     report = judge(problem, STALLS_ONCE, launcher)
     assert report.verdict is Verdict.ACCEPTED, (report.message.en, report.throughput)
 
@@ -731,7 +737,9 @@ def test_a_ranking_times_more_pairs_than_a_verdict_may(make_problem, launcher):
     from judge.measurement import RANKING_MIN_PAIRS
 
     toml = THROUGHPUT_TOML.format(slug="double-it", number=7, wall=5.0, memory=2048)
-    problem = make_problem(toml=toml, tests=TESTS + WORKLOAD)
+    # a budget no loaded CI machine runs out of before 120 pairs (3 x 8 s did, at 100)
+    problem = make_problem(toml=toml.replace("budget_s = 8.0", "budget_s = 60.0"),
+                           tests=TESTS + WORKLOAD)
     (ranked,) = grade(problem, FAST, launcher,
                       Options(seed=1, speed="ranking", correctness=False)).throughput
     (told,) = grade(problem, FAST, launcher, Options(seed=1, correctness=False)).throughput
