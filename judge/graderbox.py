@@ -68,14 +68,12 @@ def box_limits(problem: Problem) -> Limits:
 def in_box(problem: Problem, launcher: Launcher, device: str, job: dict[str, Any],
            emit=lambda event: None) -> dict[str, Any]:
     """Run ``job`` in a grader box for ``problem``; its last message. Raises BoxFailed."""
-    from judge.measurement import budget
-    from judge.package import limits_for
+    from judge.package import limits_for, speed_checks_s
 
     with judging_folder(launcher, problem) as (root, folders):
         # The speed checks' own bound (each measured twice at most, in ranking mode's
         # longer budget), and a minute.
-        lock_s = (2 * sum(budget(tp.budget_s, "ranking") for tp in problem.meta.throughput)
-                  + 60 if problem.meta.throughput else 0.0)
+        lock_s = 2 * speed_checks_s(problem) + 60 if problem.meta.throughput else 0.0
         broker = Broker(launcher, folders, limits_for(problem), device, emit, lock_s)
         try:
             return broker.run(root, job, box_limits(problem))

@@ -313,6 +313,12 @@ class UnknownProblem(PackageError):
         self.text = T(f"没有题目 {ident!r}（现有：{choices}）", str(self))
 
 
+def speed_checks_s(problem: Problem) -> float:
+    """The most one measurement of each of ``problem``'s speed checks may take (in ranking
+    mode, the longer budget)."""
+    return sum(budget(tp.budget_s, "ranking") for tp in problem.meta.throughput)
+
+
 def limits_for(problem: Problem) -> RunnerLimits:
     """What each runner of ``problem`` may use (its package's limits, and a lifetime for
     the whole job a runner may serve)."""
@@ -323,7 +329,7 @@ def limits_for(problem: Problem) -> RunnerLimits:
     # The cases are counted from tests.py's syntax tree: this runs in the worker, which
     # imports no package's code that did not ship with the judge (judge.trust).
     job_s = (lim.case_wall_s * (len(problem.declared_cases) + 1)
-             + 2 * sum(budget(tp.budget_s, "ranking") for tp in problem.meta.throughput))
+             + 2 * speed_checks_s(problem))
     return RunnerLimits(cpu_s=lim.cpu_s, memory_mb=lim.memory_mb,
                         output_bytes=lim.output_kb * 1024,
                         lifetime_s=max(120.0, job_s + 60))
