@@ -56,6 +56,11 @@ START_TIMEOUT_S = 60.0  # importing torch and the submission, on a loaded machin
 # what it is sent within the case's remaining budget and this much more.
 SEND_GRACE_S = 2.0
 BYE_TIMEOUT_S = 1.0
+# Calls begun and not yet answered, at most (RunnerSession.begin): their frames stay well
+# inside a local socket's send buffer (about 200 KiB on Linux, small frames counting about
+# 1 KiB each), so that sending one never waits for the runner to read.
+MAX_IN_FLIGHT = 32
+IN_FLIGHT_BYTES = 64 * 1024
 
 
 class SessionSource(Protocol):
@@ -86,7 +91,9 @@ class RunnerSession:
         self.last_stage_cpu_s: float | None = None
         self.last_run_cpu_s: float | None = None
         self.bye_sent = False
-        self.pending: Callable[[], CallResult] | None = None  # see begin
+        # Calls begun and not yet read, oldest first, with their frames' sizes (see begin)
+        self.pending: list[tuple[Callable[[], CallResult], int]] = []
+        self.in_flight_bytes = 0
         self.greeted = False  # HELLO sent (see greet)
 
     # ---------------------------------------------------------------- life
@@ -184,20 +191,36 @@ class RunnerSession:
         with None. Raises SubmissionError, RunnerLost or ImportFailed."""
         return _drained(self.stream(target, fn, args, kwargs, return_args=return_args))
 
-    def begin(self, target: str, fn: str, args: list, kwargs: dict
-              ) -> Callable[[], CallResult]:
+    def begin(self, target: str, fn: str, args: list, kwargs: dict, *,
+              return_args: bool = False) -> Callable[[], CallResult]:
         """Send a call now and take its result later, from the function this returns
         (events ignored, questions answered None; it raises what ``call`` would): the
         grader does other work meanwhile, such as the other runner's call of the same
-        inputs, and both runners compute at once. The session's next call waits for this
-        one's result first: a runner's answers come in order."""
-        stream = self.stream(target, fn, args, kwargs)
+        inputs, and both runners compute at once. Calls begun one after the other are
+        all sent at once (up to :data:`MAX_IN_FLIGHT` calls and :data:`IN_FLIGHT_BYTES`):
+        the runner takes the next from its socket as soon as it has answered one, without
+        a round trip each. Answers come in order, so taking one first takes those begun
+        before it (kept for their own look); a plain call (``call``, ``stream``) takes
+        all of them first."""
+        body = {"target": target, "fn": fn, "args": args, "kwargs": kwargs,
+                "return_args": return_args}
+        frame = encode(Kind.CALL, body)
+        size = frame.nbytes
+        while self.pending and (len(self.pending) >= MAX_IN_FLIGHT
+                                or self.in_flight_bytes + size > IN_FLIGHT_BYTES):
+            # Unanswered calls must fit in the socket's buffer: a grader blocked sending
+            # while the runner is blocked sending an answer nobody reads is a deadlock.
+            self._settle_first()
+        stream = self._open(frame, (args, kwargs) if return_args else None)
         outcome: list[CallResult | Exception] = []
 
         def finish() -> CallResult:
             if not outcome:
-                if self.pending is finish:
-                    self.pending = None
+                while self.pending and self.pending[0][0] is not finish:
+                    self._settle_first()  # the answers begun before this one come first
+                if self.pending:
+                    self.pending.pop(0)
+                    self.in_flight_bytes -= size
                 try:
                     outcome.append(_drained(stream))
                 except Exception as e:  # kept for whoever asks for the result
@@ -206,29 +229,37 @@ class RunnerSession:
                 raise outcome[0]
             return outcome[0]
 
-        self.pending = finish
+        self.pending.append((finish, size))
+        self.in_flight_bytes += size
         return finish
 
+    def _settle_first(self) -> None:
+        """Take the answer of the oldest call begun and not yet finished (see begin)."""
+        with contextlib.suppress(Exception):  # raised again to whoever asks for it
+            self.pending[0][0]()
+
     def _settle(self) -> None:
-        """Take the result of a call begun and not yet finished (see begin)."""
-        finish, self.pending = self.pending, None
-        if finish is not None:
-            with contextlib.suppress(Exception):  # raised again to whoever asks for it
-                finish()
+        """Take the answers of every call begun and not yet finished (see begin)."""
+        while self.pending:
+            self._settle_first()
 
     def stream(self, target: str, fn: str, args: list, kwargs: dict, *,
                return_args: bool = False) -> Stream:
         """Start a call and iterate over the events it sends before its RESULT."""
         self._settle()
+        body = {"target": target, "fn": fn, "args": args, "kwargs": kwargs,
+                "return_args": return_args}
+        return self._open(encode(Kind.CALL, body), (args, kwargs) if return_args else None)
+
+    def _open(self, frame: Frame, sent: tuple[list, dict] | None) -> Stream:
+        """Send a CALL frame: its Stream."""
         self._check_usable()
         self.ready()
         assert self.process is not None
-        body = {"target": target, "fn": fn, "args": args, "kwargs": kwargs,
-                "return_args": return_args}
         budget = self.budget or Budget(START_TIMEOUT_S)
-        self._send(Kind.CALL, body, budget.deadline(time.monotonic()) + SEND_GRACE_S,
-                   budget.seconds)
-        return Stream(self, (args, kwargs) if return_args else None)
+        self._send_frame(frame, budget.deadline(time.monotonic()) + SEND_GRACE_S,
+                         budget.seconds)
+        return Stream(self, sent)
 
     def timed_run(self, target: str, fn: str, args: list, kwargs: dict, deadline_s: float,
                   *, prepare: str | None = None, cpu: int | None = None,

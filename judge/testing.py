@@ -225,17 +225,21 @@ class Proxy:
         return self._run(lambda s: s.call("sub", fn, list(args), kwargs,
                                           return_args=return_args))
 
-    def begin(self, fn: str, *args: Any, **kwargs: Any) -> Pending:
-        """Start ``fn`` now and take its value later (``pending.value``, which raises what
-        the call would): meanwhile the case can call the other side with the same inputs,
-        and the two runners compute at once. ``exp = t.ref.begin("f", x)``, then
-        ``got = t.sub.f(x)``, then ``exp.value``: a case waits for one round trip per pair
-        instead of two."""
+    def begin(self, fn: str, *args: Any, return_args: bool = False, **kwargs: Any
+              ) -> Pending:
+        """Start ``fn`` now and take its result later (``pending.value`` or
+        ``pending.result``, which raise what the call would): meanwhile the case can call
+        the other side with the same inputs, and the two runners compute at once.
+        ``exp = t.ref.begin("f", x)``, then ``got = t.sub.f(x)``, then ``exp.value``: a case
+        waits for one round trip per pair instead of two. Several calls begun one after
+        the other go out together and the runner answers them back to back: begin all of
+        a case's calls first, then read them, and the case waits for about one round trip
+        in all."""
         session = self._session()
         begin = getattr(session, "begin", None)
         if begin is None:  # a practice pack's replay or recording: at the first look
-            return Pending(lambda: self.call(fn, *args, **kwargs))
-        finish = begin("sub", fn, list(args), kwargs)
+            return Pending(lambda: self.call(fn, *args, return_args=return_args, **kwargs))
+        finish = begin("sub", fn, list(args), kwargs, return_args=return_args)
         return Pending(lambda: self._run(lambda _: finish()))
 
     def scenario(self, name: str, *args: Any, **kwargs: Any) -> Any:

@@ -231,6 +231,10 @@ class Frame:
     buffers: list[bytes | memoryview]
     keep: list[torch.Tensor]
 
+    @property
+    def nbytes(self) -> int:
+        return sum(memoryview(b).nbytes for b in self.buffers)
+
     def tobytes(self) -> bytes:
         return b"".join(bytes(b) for b in self.buffers)
 

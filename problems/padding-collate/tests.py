@@ -124,25 +124,44 @@ def keywords_work(t, batch, kwargs, exp):
         return False
 
 
-def check_collate(t, batch, *, by_position=0, **kwargs):
-    """Call the submission and the reference on the same batch and compare everything.
-    ``by_position``: pass that many options after batch positionally (pad_id,
-    pad_to_multiple_of, padding_side), the rest as keywords; the reference always gets
-    keywords."""
+def begin_collate(t, batch, *, by_position=0, **kwargs):
+    """Send collate(batch, ...) to the submission and to the reference now; the function
+    returned compares their answers (see check_collate). A case that begins all of its
+    calls before it checks the first sends them together, and each runner answers them
+    back to back (Proxy.begin). ``by_position``: pass that many options after batch
+    positionally (pad_id, pad_to_multiple_of, padding_side), the rest as keywords; the
+    reference always gets keywords."""
     args = positional(kwargs, by_position)
     rest = {k: v for k, v in kwargs.items() if k not in ORDER[:by_position]}
-    pending = t.ref.begin("collate", batch, **kwargs)  # the reference computes meanwhile
+    expected = t.ref.begin("collate", batch, **kwargs)  # the reference computes meanwhile
+    answer = t.sub.begin("collate", batch, *args, return_args=True, **rest)
+    return lambda: _checked(t, batch, kwargs, args, rest, expected, answer)
+
+
+def check_collate(t, batch, *, by_position=0, **kwargs):
+    """Call the submission and the reference on the same batch and compare everything."""
+    return begin_collate(t, batch, by_position=by_position, **kwargs)()
+
+
+def check_all(checks):
+    """Check the answers of calls begun with begin_collate or begin_value_error, in
+    order."""
+    for check in checks:
+        check()
+
+
+def _checked(t, batch, kwargs, args, rest, expected, answer):
     context = T(f"\n（输入：{describe(batch, kwargs)}）", f"\n(input: {describe(batch, kwargs)})")
     shown = T.same(call_text(args, rest))
     try:
-        res = t.sub.call("collate", batch, *args, return_args=True, **rest)
+        res = answer.result
     except SubmissionError as e:
-        exp = pending.value
+        exp = expected.value
         if not args or not keywords_work(t, batch, kwargs, exp):
             raise
         t.fail(shown + T(f" 抛出了 {e.type}: {e.message}", f" raised {e.type}: {e.message}")
                + SEP + HINT_ORDER + context)
-    exp = pending.value
+    exp = expected.value
     got = res.value
     problem = mismatch(got, exp)
     if problem is not None:
@@ -157,8 +176,15 @@ def check_collate(t, batch, *, by_position=0, **kwargs):
     return got
 
 
+def begin_value_error(t, batch, what, **kwargs):
+    """Send collate(batch, **kwargs) now; the function returned checks that it raised
+    ValueError (see begin_collate)."""
+    answer = t.sub.begin("collate", batch, **kwargs)
+    return lambda: t.expect_raises("ValueError", lambda: answer.value, what)
+
+
 def expect_value_error(t, batch, what, **kwargs):
-    t.expect_raises("ValueError", lambda: t.sub.collate(batch, **kwargs), what)
+    begin_value_error(t, batch, what, **kwargs)()
 
 
 # ---------------------------------------------------------------- public cases
@@ -191,9 +217,10 @@ def example_pad_to_multiple(t):
 @case(public=True, zh="空批次和非法 padding_side 抛出 ValueError",
       en="an empty batch and a bad padding_side raise ValueError")
 def example_errors(t):
-    expect_value_error(t, [], "collate([])")
     batch = [{"input_ids": torch.tensor([1, 2]), "label": 0}]
-    expect_value_error(t, batch, "collate(batch, padding_side='middle')", padding_side="middle")
+    check_all([begin_value_error(t, [], "collate([])"),
+               begin_value_error(t, batch, "collate(batch, padding_side='middle')",
+                                 padding_side="middle")])
 
 
 # ---------------------------------------------------------------- hidden cases
@@ -201,79 +228,95 @@ def example_errors(t):
 
 @case(zh="随机批次，右填充", en="random batches, right padding")
 def random_right(t):
+    checks = []
     for i in range(6):
         pad_id = t.random.choice([0, 1, t.random.randrange(1000)])
         batch = make_batch(t, random_lengths(t, t.random.randint(2, 16), 1), pad_id=pad_id)
-        check_collate(t, batch, pad_id=pad_id, by_position=i % 2)  # collate(batch, pad_id)
+        checks.append(begin_collate(t, batch, pad_id=pad_id, by_position=i % 2))
+    check_all(checks)  # every other call is collate(batch, pad_id)
 
 
 @case(zh="随机批次，左填充", en="random batches, left padding")
 def random_left(t):
+    checks = []
     for _ in range(6):
         pad_id = t.random.randrange(1000)
         batch = make_batch(t, random_lengths(t, t.random.randint(2, 16), 1), pad_id=pad_id)
-        check_collate(t, batch, pad_id=pad_id, padding_side="left")
+        checks.append(begin_collate(t, batch, pad_id=pad_id, padding_side="left"))
+    check_all(checks)
 
 
 @case(zh="真实 token 等于 pad_id", en="a real token equals pad_id")
 def real_token_equals_pad(t):
+    checks = []
     for side in ("right", "left"):
         pad_id = t.random.randrange(1, 50)
         batch = make_batch(t, random_lengths(t, 8, 1, 20), vocab=50, pad_id=pad_id,
                            pad_share=0.3)
-        check_collate(t, batch, pad_id=pad_id, padding_side=side)
+        checks.append(begin_collate(t, batch, pad_id=pad_id, padding_side=side))
+    check_all(checks)
 
 
 @case(zh="只有一个样本的批次", en="a batch of one")
 def batch_of_one(t):
+    checks = []
     for side in ("right", "left"):
         batch = make_batch(t, [t.random.randint(1, 30)])
-        check_collate(t, batch, pad_id=0, padding_side=side)
-        check_collate(t, batch, pad_id=3, padding_side=side, pad_to_multiple_of=8,
-                      by_position=3)
+        checks.append(begin_collate(t, batch, pad_id=0, padding_side=side))
+        checks.append(begin_collate(t, batch, pad_id=3, padding_side=side,
+                                    pad_to_multiple_of=8, by_position=3))
+    check_all(checks)
 
 
 @case(zh="包含空序列 (L = 0)", en="empty sequences (L = 0)")
 def empty_sequences(t):
+    checks = []
     for side in ("right", "left"):
         lengths = [*random_lengths(t, 6, 0, 12), 0, 0]
         t.random.shuffle(lengths)
         batch = make_batch(t, lengths)
-        check_collate(t, batch, pad_id=t.random.randrange(100), padding_side=side)
+        checks.append(begin_collate(t, batch, pad_id=t.random.randrange(100),
+                                    padding_side=side))
+    check_all(checks)
 
 
 @case(zh="全是空序列：T = 0", en="only empty sequences: T = 0")
 def all_empty(t):
     batch = make_batch(t, [0, 0, 0])
-    check_collate(t, batch, pad_id=0)
-    check_collate(t, batch, pad_id=5, padding_side="left", pad_to_multiple_of=8)
+    check_all([begin_collate(t, batch, pad_id=0),
+               begin_collate(t, batch, pad_id=5, padding_side="left", pad_to_multiple_of=8)])
 
 
 @case(zh="T 已经是倍数时不再增加", en="T already a multiple stays as it is")
 def multiple_already_aligned(t):
+    checks = []
     for mult in (1, 4, 8):
         lengths = random_lengths(t, 5, 0, 2 * mult)
         lengths[0] = 2 * mult
-        check_collate(t, make_batch(t, lengths), pad_id=0, pad_to_multiple_of=mult)
+        checks.append(begin_collate(t, make_batch(t, lengths), pad_id=0,
+                                    pad_to_multiple_of=mult))
+    check_all(checks)
 
 
 @case(zh="随机倍数取整，两种填充方向", en="random multiples, both sides")
 def random_multiple(t):
+    checks = []
     for i in range(6):
         mult = t.random.choice([2, 3, 8, 64])
         side = t.random.choice(["right", "left"])
         pad_id = t.random.randrange(1000)
         batch = make_batch(t, random_lengths(t, t.random.randint(1, 10), 0, 70), pad_id=pad_id)
-        check_collate(t, batch, pad_id=pad_id, pad_to_multiple_of=mult, padding_side=side,
-                      by_position=3 * (i % 2))
+        checks.append(begin_collate(t, batch, pad_id=pad_id, pad_to_multiple_of=mult,
+                                    padding_side=side, by_position=3 * (i % 2)))
+    check_all(checks)
 
 
 @case(zh="每批填充到本批最长，而非全局最长", en="each batch padded to its own longest")
 def longest_of_this_batch(t):
     long_batch = make_batch(t, [t.random.randint(60, 90), *random_lengths(t, 3, 1, 20)])
     short_batch = make_batch(t, random_lengths(t, 4, 1, 6))
-    for batch in (long_batch, short_batch, long_batch[1:]):
-        check_collate(t, batch, pad_id=0)
+    check_all([begin_collate(t, batch, pad_id=0)
+               for batch in (long_batch, short_batch, long_batch[1:])])
 
 
 @case(zh="大词表的 token id", en="token ids of a large vocabulary")
@@ -293,27 +336,32 @@ def larger_batch(t):
 @case(zh="按位置传参：collate(batch, pad_id, pad_to_multiple_of, padding_side)",
       en="positional arguments: collate(batch, pad_id, pad_to_multiple_of, padding_side)")
 def positional_arguments(t):
+    checks = []
     for count in (1, 2, 3):
         for side in ("right", "left"):
             pad_id = t.random.randrange(1, 1000)
             mult = t.random.choice([None, 4, 8]) if count < 3 or side == "right" else 8
             batch = make_batch(t, random_lengths(t, t.random.randint(2, 8), 0, 30))
-            check_collate(t, batch, pad_id=pad_id, pad_to_multiple_of=mult, padding_side=side,
-                          by_position=count)
+            checks.append(begin_collate(t, batch, pad_id=pad_id, pad_to_multiple_of=mult,
+                                        padding_side=side, by_position=count))
+    check_all(checks)
 
 
 @case(zh="不修改传入的样本", en="the samples are left unmodified")
 def inputs_unmodified(t):
+    checks = []
     for side in ("right", "left"):
         batch = make_batch(t, [t.random.randint(1, 5), t.random.randint(10, 20)])
-        check_collate(t, batch, pad_id=1, padding_side=side, pad_to_multiple_of=4)
+        checks.append(begin_collate(t, batch, pad_id=1, padding_side=side,
+                                    pad_to_multiple_of=4))
+    check_all(checks)
 
 
 @case(zh="非法的 padding_side", en="invalid padding_side values")
 def invalid_padding_side(t):
     batch = make_batch(t, [2, 3])
-    for bad in ("Right", "center", "", None):
-        expect_value_error(t, batch, f"collate(batch, padding_side={bad!r})", padding_side=bad)
+    check_all([begin_value_error(t, batch, f"collate(batch, padding_side={bad!r})",
+                                 padding_side=bad) for bad in ("Right", "center", "", None)])
 
 
 @case(zh="空批次（带其他参数）", en="an empty batch, with other options")

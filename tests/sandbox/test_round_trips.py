@@ -1,13 +1,16 @@
 """Fewer round trips per case: a call begun on one runner while the other computes
-(``RunnerSession.begin``, ``t.ref.begin``), and the arguments of a ``return_args`` call
+(``RunnerSession.begin``, ``t.ref.begin``), several calls begun on one runner sent
+together and answered back to back, and the arguments of a ``return_args`` call
 answered "unchanged" instead of sent back when the call left them as they came."""
 
 from __future__ import annotations
 
+import time
+
 import pytest
 import torch
 
-from judge.session import Budget, SubmissionError
+from judge.session import IN_FLIGHT_BYTES, MAX_IN_FLIGHT, Budget, RunnerLost, SubmissionError
 from judge.testing import Ctx, ReferenceFailed
 from tests.sandbox.helpers import job_folder, session
 
@@ -31,8 +34,12 @@ def slow(seconds):
 
 def boom():
     raise ValueError("no")
+
+def die():
+    import os
+    os._exit(3)
 """
-NAMES = ("f", "mutate", "reorder", "slow", "boom")
+NAMES = ("f", "mutate", "reorder", "slow", "boom", "die")
 
 
 def batch() -> list[dict]:
@@ -87,9 +94,71 @@ def test_a_call_begun_and_never_read_is_taken_before_the_next_one(warm_launcher,
         first = s.begin("sub", "slow", [0.05], {})
         late = s.begin("sub", "boom", [], {})
         assert s.call("sub", "f", [[torch.ones(1)]], {}).value[0].tolist() == [1.0]
-        assert first().value == 0.05  # settled by the second begin, kept for this look
+        assert first().value == 0.05  # settled by the plain call, kept for this look
         with pytest.raises(SubmissionError, match="no"):
             late()
+
+
+def test_calls_begun_together_go_out_at_once_and_are_answered_back_to_back(
+        warm_launcher, tmp_path):
+    with session(warm_launcher, job_folder(tmp_path, CODE), names=NAMES) as s:
+        s.budget = Budget(20.0)
+        s.ready()
+        started = time.monotonic()
+        first = s.begin("sub", "slow", [1.0], {})
+        failing = s.begin("sub", "boom", [], {})
+        sent = batch()
+        unchanged = s.begin("sub", "f", [sent], {"scale": 2}, return_args=True)
+        last = s.begin("sub", "slow", [1.0], {})
+        assert time.monotonic() - started < 0.5  # none of them waited for an answer
+        # Read out of order: the answers before it are kept for their own look.
+        assert last().value == 1.0
+        assert time.monotonic() - started < 3.0  # 2 s of calls, back to back
+        assert first().value == 1.0
+        with pytest.raises(SubmissionError, match="no"):
+            failing()
+        res = unchanged()
+        assert res.args[0] is sent and [x.tolist() for x in res.value] == [[0, 2, 4, 6, 8],
+                                                                          [14]]
+        assert s.pending == [] and s.in_flight_bytes == 0
+
+
+def test_calls_begun_stay_within_what_the_socket_holds(warm_launcher, tmp_path):
+    """Begun calls beyond the caps wait for the oldest answer first. Without the byte cap,
+    two 4 MiB calls in a row deadlock: the grader blocks sending the second while the
+    runner blocks sending the first's answer, which nobody reads."""
+    with session(warm_launcher, job_folder(tmp_path, CODE), names=NAMES) as s:
+        s.budget = Budget(30.0)
+        many = []
+        for i in range(MAX_IN_FLIGHT + 8):
+            many.append(s.begin("sub", "f", [[torch.full((3,), i)]], {}))
+            assert len(s.pending) <= MAX_IN_FLIGHT
+        assert [m().value[0].tolist() for m in many] == [[i] * 3 for i in
+                                                          range(MAX_IN_FLIGHT + 8)]
+        big = torch.arange(2**20, dtype=torch.float32)  # 4 MiB a frame, and as much back
+        assert big.numel() * 4 > IN_FLIGHT_BYTES
+        started = time.monotonic()
+        large = [s.begin("sub", "f", [[big]], {"scale": k}) for k in (1, 2, 3)]
+        assert len(s.pending) == 1
+        for k, pending in zip((1, 2, 3), large, strict=True):
+            assert torch.equal(pending().value[0], big * k)
+        assert time.monotonic() - started < 10.0
+        assert s.alive
+
+
+def test_a_runner_that_dies_on_a_later_call_still_answers_the_earlier_ones(
+        warm_launcher, tmp_path):
+    with session(warm_launcher, job_folder(tmp_path, CODE), names=NAMES) as s:
+        s.budget = Budget(10.0)
+        first = s.begin("sub", "f", [[torch.ones(2)]], {"scale": 5})
+        dying = s.begin("sub", "die", [], {})
+        after = s.begin("sub", "f", [[torch.ones(2)]], {})
+        assert first().value[0].tolist() == [5.0, 5.0]
+        with pytest.raises(RunnerLost):
+            dying()
+        with pytest.raises(RunnerLost):
+            after()
+        assert not s.alive
 
 
 class Source:
@@ -114,3 +183,18 @@ def test_t_ref_begin_gives_the_value_later_and_a_failing_reference_says_so(
             _ = failing.value
         with pytest.raises(ReferenceFailed):  # asked again: the same failure
             _ = failing.result
+
+
+def test_t_sub_begin_gives_the_arguments_back_and_the_submissions_own_error(
+        warm_launcher, tmp_path):
+    with session(warm_launcher, job_folder(tmp_path, CODE), names=NAMES) as sub:
+        t = Ctx(seed=1, public=True, budget=Budget(10.0),
+                sessions=Source({"sub": sub}), workdirs={})
+        sent = batch()
+        changed = t.sub.begin("mutate", sent, return_args=True)
+        failing = t.sub.begin("boom")
+        assert changed.value == 2
+        assert changed.result.args[0][0]["ids"].tolist() == [1, 2, 3, 4, 5]
+        assert sent[0]["ids"].tolist() == [0, 1, 2, 3, 4]  # the grader's own copy
+        with pytest.raises(SubmissionError, match="no"):  # the submission's, not the judge's
+            _ = failing.value
