@@ -202,9 +202,7 @@ class RunnerSession:
         a round trip each. Answers come in order, so taking one first takes those begun
         before it (kept for their own look); a plain call (``call``, ``stream``) takes
         all of them first."""
-        body = {"target": target, "fn": fn, "args": args, "kwargs": kwargs,
-                "return_args": return_args}
-        frame = encode(Kind.CALL, body)
+        frame = _call_frame(target, fn, args, kwargs, return_args)
         size = frame.nbytes
         while self.pending and (len(self.pending) >= MAX_IN_FLIGHT
                                 or self.in_flight_bytes + size > IN_FLIGHT_BYTES):
@@ -247,9 +245,8 @@ class RunnerSession:
                return_args: bool = False) -> Stream:
         """Start a call and iterate over the events it sends before its RESULT."""
         self._settle()
-        body = {"target": target, "fn": fn, "args": args, "kwargs": kwargs,
-                "return_args": return_args}
-        return self._open(encode(Kind.CALL, body), (args, kwargs) if return_args else None)
+        return self._open(_call_frame(target, fn, args, kwargs, return_args),
+                          (args, kwargs) if return_args else None)
 
     def _open(self, frame: Frame, sent: tuple[list, dict] | None) -> Stream:
         """Send a CALL frame: its Stream."""
@@ -394,6 +391,11 @@ def _drained(stream: Stream) -> CallResult:
             event.reply(None)
     assert stream.result is not None
     return stream.result
+
+
+def _call_frame(target: str, fn: str, args: list, kwargs: dict, return_args: bool) -> Frame:
+    return encode(Kind.CALL, {"target": target, "fn": fn, "args": args, "kwargs": kwargs,
+                              "return_args": return_args})
 
 
 def stage_frame(target: str, fn: str, args: list, kwargs: dict, prepare: str | None = None,
