@@ -5,6 +5,7 @@ answered "unchanged" instead of sent back when the call left them as they came."
 
 from __future__ import annotations
 
+import socket
 import time
 
 import pytest
@@ -144,6 +145,21 @@ def test_calls_begun_stay_within_what_the_socket_holds(warm_launcher, tmp_path):
             assert torch.equal(pending().value[0], big * k)
         assert time.monotonic() - started < 10.0
         assert s.alive
+
+
+def test_a_smaller_socket_buffer_holds_fewer_calls_begun(warm_launcher, tmp_path):
+    with session(warm_launcher, job_folder(tmp_path, CODE), names=NAMES) as s:
+        s.budget = Budget(30.0)
+        s.ready()
+        sock = s.process.channel.sock
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_SNDBUF, 16 * 1024)
+        cap = sock.getsockopt(socket.SOL_SOCKET, socket.SO_SNDBUF) // 4
+        assert cap < IN_FLIGHT_BYTES
+        many = []
+        for i in range(10):
+            many.append(s.begin("sub", "f", [[torch.full((1500,), i)]], {}))  # 12 KB
+            assert len(s.pending) == 1  # over the smaller cap: the one before was taken
+        assert [int(m().value[0][0]) for m in many] == list(range(10))
 
 
 def test_a_runner_that_dies_on_a_later_call_still_answers_the_earlier_ones(
