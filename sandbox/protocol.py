@@ -118,6 +118,25 @@ class _Encoder:
     def value(self, v: Any, depth: int = 0) -> Any:
         if depth > MAX_DEPTH:
             return self.unencodable(v, "nested too deeply")
+        # The exact types a batch is made of first (a 16-sample batch is some 50 values):
+        # what the general path below would make of them, without its chain of isinstance.
+        t = type(v)
+        if t is torch.Tensor:
+            return self.tensor(v)
+        if t is dict:
+            for k in v:
+                if type(k) is not str or k.startswith("$"):
+                    break
+            else:
+                return {k: self.value(x, depth + 1) for k, x in v.items()}
+        elif t is list:
+            return [self.value(x, depth + 1) for x in v]
+        elif (t is str or t is float or t is bool or v is None
+              or (t is int and -_INT_CAP < v < _INT_CAP)):
+            return v
+        return self._general(v, depth)
+
+    def _general(self, v: Any, depth: int) -> Any:
         if v is None or isinstance(v, bool | str):
             return v
         if isinstance(v, int):
@@ -322,6 +341,8 @@ def _short(v: Any, limit: int = 80) -> str:
 def clean_str(s: str) -> str:
     """The string with every lone surrogate replaced by U+FFFD: valid Unicode, which any
     UTF-8 encoder downstream (a report, an HTTP body, a terminal) accepts."""
+    if s.isascii():  # most strings, told without a scan
+        return s
     return _LONE_SURROGATE.sub("\ufffd", s) if _LONE_SURROGATE.search(s) else s
 
 
@@ -335,17 +356,25 @@ def _tensor(entry: Any, blob: bytearray, copy: bool = True) -> torch.Tensor:
     if dtype is None:
         raise ProtocolError(f"tensor dtype {entry['dtype']!r} is not allowed")
     shape, offset, nbytes = entry["shape"], entry["offset"], entry["nbytes"]
-    if (not isinstance(shape, list) or len(shape) > MAX_NDIM
-            or not all(type(s) is int and 0 <= s <= MAX_DIM for s in shape)):
-        raise ProtocolError(f"tensor shape {_short(shape)} is not a list of sizes "
-                            f"(at most {MAX_NDIM} of them, each at most {MAX_DIM})")
+    if type(shape) is list and len(shape) == 1 and type(shape[0]) is int:
+        # A sequence, most of a batch's tensors: the checks below, on its one size.
+        numel = shape[0]
+        if not 0 <= numel <= MAX_DIM:
+            raise ProtocolError(f"tensor shape {_short(shape)} is not a list of sizes "
+                                f"(at most {MAX_NDIM} of them, each at most {MAX_DIM})")
+    else:
+        if (not isinstance(shape, list) or len(shape) > MAX_NDIM
+                or not all(type(s) is int and 0 <= s <= MAX_DIM for s in shape)):
+            raise ProtocolError(f"tensor shape {_short(shape)} is not a list of sizes "
+                                f"(at most {MAX_NDIM} of them, each at most {MAX_DIM})")
+        # An empty tensor's other sizes still enter torch's stride arithmetic (int64).
+        if math.prod(s for s in shape if s) > MAX_DIM:
+            raise ProtocolError(f"tensor shape {_short(shape)} is too large")
+        numel = math.prod(shape)
     if type(offset) is not int or type(nbytes) is not int or offset < 0 or nbytes < 0:
         raise ProtocolError("tensor offset and nbytes must be non-negative integers")
-    # An empty tensor's other sizes still enter torch's stride arithmetic (int64).
-    if math.prod(s for s in shape if s) > MAX_DIM:
-        raise ProtocolError(f"tensor shape {_short(shape)} is too large")
     itemsize = dtype.itemsize
-    if math.prod(shape) * itemsize != nbytes:
+    if numel * itemsize != nbytes:
         raise ProtocolError(f"tensor of shape {_short(shape)} and dtype {entry['dtype']} "
                             f"cannot hold {_short(nbytes)} bytes")
     if offset + nbytes > len(blob):
@@ -374,13 +403,14 @@ def _tensor(entry: Any, blob: bytearray, copy: bool = True) -> torch.Tensor:
 def _value(v: Any, tensors: list[torch.Tensor], depth: int) -> Any:
     if depth > MAX_DEPTH:
         raise ProtocolError("value nested too deeply")
-    if isinstance(v, str):
+    t = type(v)  # what json.loads makes: exact types (and Unencodable, see _parse_int)
+    if t is str:
         return clean_str(v)
-    if v is None or isinstance(v, bool | int | float | Unencodable):
+    if t is int or t is float or t is bool or v is None or t is Unencodable:
         return v
-    if isinstance(v, list):
+    if t is list:
         return [_value(x, tensors, depth + 1) for x in v]
-    if not isinstance(v, dict):
+    if t is not dict:
         raise ProtocolError(f"unexpected JSON value {type(v).__name__}")
     if len(v) == 1:
         (tag, inner), = v.items()
@@ -412,8 +442,9 @@ def _value(v: Any, tensors: list[torch.Tensor], depth: int) -> Any:
             return Unencodable(clean_str(inner["type"][:MAX_REPR]),
                                clean_str(inner["repr"][:MAX_REPR]),
                                clean_str(inner.get("why", "")[:MAX_REPR]))
-    if any(k.startswith("$") for k in v):
-        raise ProtocolError(f"unknown tag in {_short(sorted(v)[:3])}")
+    for k in v:
+        if k.startswith("$"):
+            raise ProtocolError(f"unknown tag in {_short(sorted(v)[:3])}")
     return {clean_str(k): _value(x, tensors, depth + 1) for k, x in v.items()}
 
 

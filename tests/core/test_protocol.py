@@ -135,6 +135,14 @@ def test_bool_bytes_other_than_0_and_1_are_normalised():
       "offset": 0, "nbytes": 8}]}, b"\0" * 8, "cannot hold"),
     ({"kind": "result", "body": None, "tensors": [{"dtype": "int64", "shape": [-1],
       "offset": 0, "nbytes": 8}]}, b"\0" * 8, "not a list of sizes"),
+    ({"kind": "result", "body": None, "tensors": [{"dtype": "int64", "shape": [2 ** 49],
+      "offset": 0, "nbytes": 8}]}, b"\0" * 8, "not a list of sizes"),
+    ({"kind": "result", "body": None, "tensors": [{"dtype": "int64", "shape": [True],
+      "offset": 0, "nbytes": 8}]}, b"\0" * 8, "not a list of sizes"),
+    ({"kind": "result", "body": None, "tensors": [{"dtype": "int64", "shape": [1.0],
+      "offset": 0, "nbytes": 8}]}, b"\0" * 8, "not a list of sizes"),
+    ({"kind": "result", "body": None, "tensors": [{"dtype": "int64", "shape": [1],
+      "offset": 0, "nbytes": 16}]}, b"\0" * 16, "cannot hold"),
     ({"kind": "result", "body": None, "tensors": [{"dtype": "int64", "shape": [1],
       "offset": 8, "nbytes": 8}]}, b"\0" * 8, "outside the frame"),
     ({"kind": "result", "body": None, "tensors": [{"dtype": "int64", "shape": [1],
@@ -417,3 +425,32 @@ def test_send_honours_a_deadline_when_the_peer_stops_reading():
         b.close()
     with pytest.raises(ChannelClosed):
         ca.send(Kind.BYE, deadline=time.monotonic() + 1)
+
+
+def test_subclasses_of_plain_types_go_as_the_plain_values_they_hold():
+    """The encoder's fast path takes exact types only; a subclass (an IntEnum, an
+    OrderedDict, a str or list subclass, a dict whose keys are not all plain strings) takes
+    the general path and arrives as the plain value it holds."""
+    import collections
+    import enum
+
+    class Level(enum.IntEnum):
+        HIGH = 3
+
+    class Name(str):
+        pass
+
+    class Items(list):
+        pass
+
+    value = {"level": Level.HIGH, "ordered": collections.OrderedDict(a=1, b=[2]),
+             "name": Name("pad"), "items": Items([1, (2, 3)]), "keys": {1: "a", "$x": 2},
+             "big": 10 ** 4001, "flag": True, "none": None, "f": 0.5}
+    got = roundtrip(value, strict=False)
+    assert got["level"] == 3 and type(got["level"]) is int
+    assert got["ordered"] == {"a": 1, "b": [2]} and type(got["ordered"]) is dict
+    assert got["name"] == "pad" and type(got["name"]) is str
+    assert got["items"] == [1, (2, 3)] and type(got["items"]) is list
+    assert got["keys"] == {1: "a", "$x": 2}
+    assert isinstance(got["big"], Unencodable) and got["big"].why == "too large"
+    assert (got["flag"], got["none"], got["f"]) == (True, None, 0.5)
