@@ -39,7 +39,7 @@ from pathlib import Path
 from typing import Any
 
 from sandbox import cgroup, gpu, jobdirs, seccomp
-from sandbox.channel import Channel
+from sandbox.channel import Channel, channel_pair
 from sandbox.launch import (
     OTHER_HASH_SEED,
     ExitReason,
@@ -289,7 +289,7 @@ class BwrapLauncher:
         template = self._template(job.hash_seed)
         name, _ = self._job_source(job)
         group = self._group(job.limits)
-        parent, child = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
+        parent, child = channel_pair()
         out_r, out_w = os.pipe()
         status, status_job = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
         try:
@@ -323,7 +323,7 @@ class BwrapLauncher:
             if lease:
                 lease.release()
             raise
-        parent, child = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
+        parent, child = channel_pair()
         bpf = _memfd(self.job_bpf)
         args = [*self._common(env=job.env()), "--disable-userns", "--cap-drop", "ALL"]
         if lease is not None:

@@ -27,7 +27,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Protocol
 
-from sandbox.channel import Channel
+from sandbox.channel import Channel, channel_pair
 
 ROOT = Path(__file__).resolve().parent.parent
 MiB = 1024 * 1024
@@ -336,7 +336,7 @@ class PlainLauncher:
         self.address_space_limit = address_space_limit
 
     def start(self, job: Job) -> RunnerProcess:
-        parent, child = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
+        parent, child = channel_pair()
         limits = job.limits
         use_as = self.address_space_limit and job.device == "cpu"
         try:

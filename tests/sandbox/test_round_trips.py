@@ -7,12 +7,14 @@ from __future__ import annotations
 
 import socket
 import time
+from pathlib import Path
 
 import pytest
 import torch
 
 from judge.session import IN_FLIGHT_BYTES, MAX_IN_FLIGHT, Budget, RunnerLost, SubmissionError
 from judge.testing import Ctx, ReferenceFailed
+from sandbox.channel import CHANNEL_BUFFER_BYTES
 from tests.sandbox.helpers import job_folder, session
 
 CODE = """
@@ -39,8 +41,21 @@ def boom():
 def die():
     import os
     os._exit(3)
+
+def sndbufs():
+    import os, socket
+    found = []
+    for fd in os.listdir("/proc/self/fd"):
+        try:
+            s = socket.socket(fileno=os.dup(int(fd)))
+        except OSError:
+            continue
+        with s:
+            if s.family == socket.AF_UNIX and s.type == socket.SOCK_STREAM:
+                found.append(s.getsockopt(socket.SOL_SOCKET, socket.SO_SNDBUF))
+    return found
 """
-NAMES = ("f", "mutate", "reorder", "slow", "boom", "die")
+NAMES = ("f", "mutate", "reorder", "slow", "boom", "die", "sndbufs")
 
 
 def batch() -> list[dict]:
@@ -214,3 +229,19 @@ def test_t_sub_begin_gives_the_arguments_back_and_the_submissions_own_error(
         assert sent[0]["ids"].tolist() == [0, 1, 2, 3, 4]  # the grader's own copy
         with pytest.raises(SubmissionError, match="no"):  # the submission's, not the judge's
             _ = failing.value
+
+
+def test_both_ends_of_a_runners_channel_can_send_a_large_answer_in_one_write(
+        warm_launcher, tmp_path):
+    """A padding-collate answer of 351 KB went in two or three writes with Linux's default
+    buffer, each waiting for the other side to wake up (sandbox.channel.channel_pair)."""
+    try:
+        wmem_max = int(Path("/proc/sys/net/core/wmem_max").read_text())
+    except OSError:
+        pytest.skip("no /proc/sys/net/core/wmem_max to say what the kernel allows")
+    expected = 2 * min(CHANNEL_BUFFER_BYTES, wmem_max)  # the kernel doubles what it is asked
+    with session(warm_launcher, job_folder(tmp_path, CODE), names=NAMES) as s:
+        s.budget = Budget(10.0)
+        grader_end = s.process.channel.sock.getsockopt(socket.SOL_SOCKET, socket.SO_SNDBUF)
+        assert grader_end == expected
+        assert expected in s.call("sub", "sndbufs", [], {}).value  # the runner's end
