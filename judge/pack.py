@@ -31,13 +31,15 @@ from sandbox.protocol import Kind, encode
 CORE_MODULES = [
     "judge/__init__.py", "judge/i18n.py", "judge/verdict.py", "judge/schema.py",
     "judge/case_reader.py", "judge/package.py", "judge/compare.py", "judge/testing.py",
-    "judge/session.py", "judge/calls.py", "judge/events.py", "judge/runner_errors.py",
+    "judge/session.py", "judge/stream.py", "judge/calls.py", "judge/events.py",
+    "judge/runner_errors.py",
     "judge/trust.py", "judge/quiet.py",
     "judge/grader.py", "judge/sessions.py", "judge/workdirs.py", "judge/report.py",
     "judge/render.py", "judge/capabilities.py",
     "judge/expected.py", "judge/throughput.py", "judge/measurement.py",
     "judge/jobfiles.py", "judge/training.py",
-    "sandbox/__init__.py", "sandbox/protocol.py", "sandbox/dtypes.py", "sandbox/channel.py",
+    "sandbox/__init__.py", "sandbox/protocol.py", "sandbox/messages.py", "sandbox/dtypes.py",
+    "sandbox/channel.py",
     "sandbox/runner.py", "sandbox/launch.py",
     "practice/__init__.py", "practice/judge.py", "practice/remote.py", "practice/README.md",
 ]

@@ -19,7 +19,7 @@ from __future__ import annotations
 import contextlib
 import socket
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from typing import Any, Literal, Protocol, overload
 
 from judge.calls import Budget, CallResult, Session
@@ -35,6 +35,7 @@ from judge.runner_errors import (
     SubmissionError,
     lost_verdict,
 )
+from judge.stream import SEND_GRACE_S, START_TIMEOUT_S, Event, Stream, drained
 from judge.verdict import Verdict
 from sandbox.launch import Exit, ExitReason, Job, Launcher, RunnerProcess
 from sandbox.protocol import (
@@ -52,10 +53,6 @@ __all__ = ["BYE_TIMEOUT_S", "MAX_MESSAGE_CHARS", "MAX_MISSING_NAMES", "MAX_TRACE
            "Event", "ImportFailed", "Killed", "RunnerLost", "RunnerSession", "Session",
            "SessionSource", "Stream", "SubmissionError", "lost_verdict"]
 
-START_TIMEOUT_S = 60.0  # importing torch and the submission, on a loaded machine
-# Sending is the grader's own work and is not charged to the case, but a runner must take
-# what it is sent within the case's remaining budget and this much more.
-SEND_GRACE_S = 2.0
 BYE_TIMEOUT_S = 1.0
 # Calls begun and not yet answered, at most (RunnerSession.begin): their frames stay well
 # inside a local socket's send buffer (208 KiB by default on Linux, each small frame
@@ -191,7 +188,7 @@ class RunnerSession:
              return_args: bool = False) -> CallResult:
         """Call ``fn`` and wait for its RESULT; events are ignored and questions answered
         with None. Raises SubmissionError, RunnerLost or ImportFailed."""
-        return _drained(self.stream(target, fn, args, kwargs, return_args=return_args))
+        return drained(self.stream(target, fn, args, kwargs, return_args=return_args))
 
     def begin(self, target: str, fn: str, args: list, kwargs: dict, *,
               return_args: bool = False) -> Callable[[], CallResult]:
@@ -223,7 +220,7 @@ class RunnerSession:
                     self.pending.pop(0)
                     self.in_flight_bytes -= size
                 try:
-                    outcome.append(_drained(stream))
+                    outcome.append(drained(stream))
                 except Exception as e:  # kept for whoever asks for the result
                     outcome.append(e)
             if isinstance(outcome[0], Exception):
@@ -396,15 +393,6 @@ class RunnerSession:
                           kwargs if isinstance(kwargs, dict) else {}, elapsed)
 
 
-def _drained(stream: Stream) -> CallResult:
-    """A call's result, its events ignored and its questions answered None."""
-    for event in stream:
-        if event.kind is Kind.ASK:
-            event.reply(None)
-    assert stream.result is not None
-    return stream.result
-
-
 def _call_frame(target: str, fn: str, args: list, kwargs: dict, return_args: bool) -> Frame:
     return encode(Kind.CALL, {"target": target, "fn": fn, "args": args, "kwargs": kwargs,
                               "return_args": return_args})
@@ -415,66 +403,3 @@ def stage_frame(target: str, fn: str, args: list, kwargs: dict, prepare: str | N
     """The STAGE message of one timed call (the same for both sides of a pair)."""
     return encode(Kind.STAGE, {"id": 1, "target": target, "fn": fn, "args": args,
                                "kwargs": kwargs, "prepare": prepare, "cpu": cpu})
-
-
-class Event:
-    """An EVENT or ASK from a running call. Answer an ASK with :meth:`reply`."""
-
-    def __init__(self, stream: Stream, kind: Kind, data: Any) -> None:
-        self.kind = kind
-        self.data = data
-        self._stream = stream
-        self.answered = False
-
-    def reply(self, data: Any = None) -> None:
-        if self.kind is not Kind.ASK or self.answered:
-            raise RuntimeError("only an unanswered ASK can be replied to")
-        self.answered = True
-        session = self._stream.session
-        process = session.process
-        assert process is not None
-        budget = self._stream.budget
-        try:
-            process.channel.send(Kind.REPLY, data,
-                                 deadline=self._stream.deadline + SEND_GRACE_S)
-        except ChannelTimeout:
-            # It asks and asks but does not read the answers: out of time, not a hang.
-            process.kill(ExitReason.WALL)
-            raise session._lose(budget.seconds) from None
-        except ProtocolError:
-            pass  # the process died meanwhile; the next recv says how
-
-
-class Stream:
-    """Iterates over a call's events; afterwards ``result`` holds its CallResult."""
-
-    def __init__(self, session: RunnerSession, sent: tuple[list, dict] | None = None
-                 ) -> None:
-        self.session = session
-        self.sent = sent  # the arguments of a call that asked for them back
-        self.result: CallResult | None = None
-        self.started = time.monotonic()
-        self.budget = session.budget or Budget(START_TIMEOUT_S)
-        self.deadline = self.budget.deadline(self.started)
-
-    def __iter__(self) -> Iterator[Event]:
-        s = self.session
-        budget = self.budget
-        start = time.monotonic()
-        self.deadline = budget.deadline(start)
-        try:
-            while True:
-                msg = s._recv(self.deadline, budget.seconds)
-                if msg.kind in (Kind.EVENT, Kind.ASK):
-                    event = Event(self, msg.kind, msg.body)
-                    yield event
-                    if event.kind is Kind.ASK and not event.answered:
-                        event.reply(None)
-                    continue
-                self.result = s._result(msg, time.monotonic() - start, self.sent)
-                return
-        finally:
-            elapsed = time.monotonic() - start
-            budget.used += elapsed
-            s.busy_s += elapsed
-

@@ -30,17 +30,24 @@ the runner imports it inside the sandbox.
 from __future__ import annotations
 
 import ctypes
-import enum
 import json
 import math
 import re
 import struct
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 import torch
 
 from sandbox.dtypes import DTYPE_NAMES, DTYPES, tensor_repr, type_name, unsupported
+
+# The vocabulary (kinds, errors, decoded values), found here too by its importers
+from sandbox.messages import ChannelClosed as ChannelClosed
+from sandbox.messages import ChannelTimeout as ChannelTimeout
+from sandbox.messages import Kind as Kind
+from sandbox.messages import Message as Message
+from sandbox.messages import ProtocolError as ProtocolError
+from sandbox.messages import Unencodable as Unencodable
 
 MAGIC = b"TJF1"
 HEADER = struct.Struct(">4sIQ")
@@ -55,54 +62,6 @@ MAX_REPR = 300
 MAX_INT_DIGITS = 4000  # below Python's default int/str conversion limit (4300)
 MAX_DIM = 1 << 48  # a size no real tensor has; keeps shape arithmetic far from overflow
 _LONE_SURROGATE = re.compile("[\ud800-\udfff]")
-
-class Kind(enum.StrEnum):
-    """Message kinds. Grader to runner: HELLO, CALL, STAGE, RUN, REPLY, BYE.
-    Runner to grader: READY, IMPORT_ERROR, RESULT, ERROR, EVENT, ASK, DONE."""
-
-    HELLO = "hello"
-    CALL = "call"
-    STAGE = "stage"
-    RUN = "run"
-    REPLY = "reply"
-    BYE = "bye"
-    READY = "ready"
-    IMPORT_ERROR = "import_error"
-    RESULT = "result"
-    ERROR = "error"
-    EVENT = "event"
-    ASK = "ask"
-    DONE = "done"
-
-
-class ProtocolError(Exception):
-    """A frame that is malformed, oversized or of an unexpected kind."""
-
-
-class ChannelClosed(ProtocolError):
-    """The other end closed the channel (usually: the process died)."""
-
-
-class ChannelTimeout(ProtocolError):
-    """No complete frame arrived before the deadline."""
-
-
-@dataclass(frozen=True)
-class Unencodable:
-    """Stands for a value the runner could not send: its type name, a short repr and, when
-    the sender knows, why (``dtype torch.uint16``, ``layout torch.sparse_coo``, ...)."""
-
-    type: str
-    repr: str
-    why: str = ""
-
-
-@dataclass
-class Message:
-    kind: Kind
-    body: Any = None
-    nbytes: int = field(default=0, compare=False)
-
 
 # ---------------------------------------------------------------- encoding
 
