@@ -92,7 +92,7 @@ class RunnerSession:
         self.bye_sent = False
         # Calls begun and not yet read, oldest first, with their frames' sizes (see begin)
         self.pending: list[tuple[Callable[[], CallResult], int]] = []
-        self.in_flight_bytes = 0
+        self._cap: int | None = None  # see _in_flight_cap
         self.greeted = False  # HELLO sent (see greet)
 
     # ---------------------------------------------------------------- life
@@ -218,7 +218,6 @@ class RunnerSession:
                     self._settle_first()  # the answers begun before this one come first
                 if self.pending:
                     self.pending.pop(0)
-                    self.in_flight_bytes -= size
                 try:
                     outcome.append(drained(stream))
                 except Exception as e:  # kept for whoever asks for the result
@@ -228,17 +227,24 @@ class RunnerSession:
             return outcome[0]
 
         self.pending.append((finish, size))
-        self.in_flight_bytes += size
         return finish
 
+    @property
+    def in_flight_bytes(self) -> int:
+        """The frames' bytes of the calls begun and not yet read."""
+        return sum(size for _, size in self.pending)
+
     def _in_flight_cap(self) -> int:
-        """The bytes of begun calls' frames that may wait unanswered (see begin)."""
-        sock = getattr(getattr(self.process, "channel", None), "sock", None)
-        try:
-            sndbuf = sock.getsockopt(socket.SOL_SOCKET, socket.SO_SNDBUF) if sock else 0
-        except OSError:  # closed: the next send says so
-            sndbuf = 0
-        return min(IN_FLIGHT_BYTES, sndbuf // 4) if sndbuf > 0 else IN_FLIGHT_BYTES
+        """The bytes of begun calls' frames that may wait unanswered (see begin), read
+        once from the channel's send buffer, which does not change."""
+        if self._cap is None:
+            sock = getattr(getattr(self.process, "channel", None), "sock", None)
+            try:
+                sndbuf = sock.getsockopt(socket.SOL_SOCKET, socket.SO_SNDBUF) if sock else 0
+            except OSError:  # closed: the next send says so
+                sndbuf = 0
+            self._cap = min(IN_FLIGHT_BYTES, sndbuf // 4) if sndbuf > 0 else IN_FLIGHT_BYTES
+        return self._cap
 
     def _settle_first(self) -> None:
         """Take the answer of the oldest call begun and not yet finished (see begin)."""
