@@ -59,6 +59,7 @@ sys.path.insert(0, str(ROOT))
 
 from judge.grader import Options, grade  # noqa: E402
 from judge.package import Problem, load_all  # noqa: E402
+from judge.pipeline import run_body  # noqa: E402
 from judge.session import Budget, CallResult, SubmissionError  # noqa: E402
 from judge.sessions import HeadStart  # noqa: E402
 from judge.testing import CaseFailed, Ctx, case_seed  # noqa: E402
@@ -175,7 +176,7 @@ def run_bare(problem: Problem, cases: list, seed: int) -> None:
         budget = Budget(spec.timeout_s or problem.meta.limits.case_wall_s)
         ctx = Ctx(seed=case_seed(seed, spec.name), public=spec.public, budget=budget,
                   sessions=get, workdirs=NoFolders(), device="cpu")
-        spec.fn(ctx)
+        run_body(spec.fn, ctx)
 
 
 def percentile(values: list[float], q: float) -> float:

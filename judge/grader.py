@@ -18,6 +18,7 @@ from pathlib import Path
 
 import torch
 
+from judge import pipeline
 from judge.events import Done, Event, PlannedTest, Running, Started, TestJudged
 from judge.expected import ReplayMismatch
 from judge.i18n import T
@@ -247,14 +248,27 @@ def _skipped(spec: CaseSpec, reason: SkipReason, why: T | None = None) -> TestRe
 def _run_cases(problem: Problem, cases: list[CaseSpec], sessions: Sessions, report: Report,
                options: Options, emit: Progress) -> None:
     stop: T | None = None
+    begun: dict[int, pipeline.Begun | None] = {}  # cases whose first part has run
     for index, spec in enumerate(cases):
+        tried = index in begun  # its first part ran ahead (None: and raised)
+        early = begun.pop(index, None)
         if stop is None and spec.device == "cuda" and not options.cuda:
             result = _skipped(spec, SkipReason.NEEDS_CUDA, NEEDS_CUDA)
         elif stop is not None:
             result = _skipped(spec, SkipReason.NOT_RUN, stop)
         else:
             emit(Running(spec.name, index))
-            result = run_case(problem, spec, sessions, report.seed, options)
+            if _ahead(spec, sessions, options):
+                # This case's first part (unless it ran already), then the next case's,
+                # then this case's second part: the runners compute meanwhile
+                # (judge/pipeline.py).
+                if not tried:
+                    early = _begin(problem, spec, sessions, report.seed)
+                after = cases[index + 1] if index + 1 < len(cases) else None
+                if early is not None and after is not None and _ahead(after, sessions, options):
+                    begun[index + 1] = _begin(problem, after, sessions, report.seed)
+            result = run_case(problem, spec, sessions, report.seed, options, early)
+            early = None
             if result.verdict in LIMIT_VERDICTS:
                 stop = T("之前的用例超出了限制，未运行", "not run: an earlier case hit a limit")
             elif (options.stop_at_hidden_failure and not spec.public
@@ -262,6 +276,8 @@ def _run_cases(problem: Problem, cases: list[CaseSpec], sessions: Sessions, repo
                 stop = T("一个隐藏用例已经未通过，未运行", "not run: a hidden case failed already")
             elif sessions.restarts > MAX_RESTARTS:
                 stop = T("进程多次崩溃，未运行", "not run: the process crashed too often")
+        if early is not None:
+            early.drop()
         report.tests.append(result)
         if (report.verdict is Verdict.ACCEPTED
                 and result.verdict not in (Verdict.ACCEPTED, Verdict.SKIPPED)):
@@ -274,25 +290,50 @@ def _run_cases(problem: Problem, cases: list[CaseSpec], sessions: Sessions, repo
         emit(TestJudged(index, result))
 
 
+def _ahead(spec: CaseSpec, sessions: Sessions, options: Options) -> bool:
+    """Whether a case may be begun while the one before is checked (judge/pipeline.py):
+    a hidden generator case, run here against live runners."""
+    return (pipeline.begins_ahead(spec.fn, spec.public) and sessions.replay is None
+            and (spec.device != "cuda" or options.cuda))
+
+
+def _begin(problem: Problem, spec: CaseSpec, sessions: Sessions,
+           seed: int) -> pipeline.Begun | None:
+    """Run a case's first part (None: it raised, and runs again whole in its turn)."""
+    return pipeline.begin(spec.fn, _context(problem, spec, sessions, seed), sessions.current)
+
+
+def _context(problem: Problem, spec: CaseSpec, sessions: Sessions, seed: int) -> Ctx:
+    # Public cases are the same for everyone (and reproducible offline); hidden ones are
+    # drawn from the submission's secret seed.
+    case_base = PUBLIC_SEED if spec.public else seed
+    return Ctx(seed=case_seed(case_base, spec.name), public=spec.public,
+               budget=Budget(spec.timeout_s or problem.meta.limits.case_wall_s),
+               sessions=sessions.get, workdirs={r: j.dir for r, j in sessions.jobs.items()},
+               device=sessions.device)
+
+
 def run_case(problem: Problem, spec: CaseSpec, sessions: Sessions, seed: int,
-             options: Options) -> TestResult:
-    """Run one case and turn how it ended into a TestResult."""
-    timeout = spec.timeout_s or problem.meta.limits.case_wall_s
-    budget = Budget(timeout)
+             options: Options, early: pipeline.Begun | None = None) -> TestResult:
+    """Run one case and turn how it ended into a TestResult. ``early``: its first part,
+    run ahead (judge/pipeline.py); thrown away, and the case run whole, when a runner it
+    began its calls on has ended since."""
     sub = sessions.get("sub")
     out_before = sub.output_mark()
     if sessions.replay is not None:
         sessions.replay.start_case(spec.name)
-    # Public cases are the same for everyone (and reproducible offline); hidden ones are
-    # drawn from the submission's secret seed.
-    case_base = PUBLIC_SEED if spec.public else seed
-    ctx = Ctx(seed=case_seed(case_base, spec.name), public=spec.public, budget=budget,
-              sessions=sessions.get, workdirs={r: j.dir for r, j in sessions.jobs.items()},
-              device=sessions.device)
+    if early is not None and not early.usable(sessions.current):
+        early.drop()
+        early = None
+    ctx = early.ctx if early is not None else _context(problem, spec, sessions, seed)
+    budget = ctx.budget
     verdict, message = Verdict.ACCEPTED, T.join(ctx.notes)
     detail, skip = T("", ""), None
     try:
-        spec.fn(ctx)
+        if early is not None:
+            early.finish()
+        else:
+            pipeline.run_body(spec.fn, ctx)
         message = T.join(ctx.notes)
     except CaseFailed as e:
         verdict, message = Verdict.WRONG_ANSWER, e.message
