@@ -227,24 +227,30 @@ class Proxy:
 
     def begin(self, fn: str, *args: Any, return_args: bool = False, **kwargs: Any
               ) -> Pending:
-        """Start ``fn`` now and take its result later (``pending.value`` or
-        ``pending.result``, which raise what the call would): meanwhile the case can call
-        the other side with the same inputs, and the two runners compute at once.
-        ``exp = t.ref.begin("f", x)``, then ``got = t.sub.f(x)``, then ``exp.value``: a case
-        waits for one round trip per pair instead of two. Several calls begun one after
-        the other go out together and the runner answers them back to back: begin all of
-        a case's calls first, then read them, and the case waits for about one round trip
-        in all."""
-        session = self._session()
-        begin = getattr(session, "begin", None)
-        if begin is None:  # a practice pack's replay or recording: at the first look
-            return Pending(lambda: self.call(fn, *args, return_args=return_args, **kwargs))
-        finish = begin("sub", fn, list(args), kwargs, return_args=return_args)
-        return Pending(lambda: self._run(lambda _: finish()))
+        """Start ``fn`` now and take its result later (``pending.value`` or ``.result``,
+        which raise what the call would): meanwhile the other runner computes too. Calls
+        begun one after the other go out together: begin all of a case's calls, then read
+        them, and it waits for about one round trip (docs/writing-problems.md, §10)."""
+        return self._begin("sub", fn, list(args), kwargs, return_args)
 
     def scenario(self, name: str, *args: Any, **kwargs: Any) -> Any:
         """Run fixture.py's ``name(sol, ctx, *args, **kwargs)`` and return its value."""
         return self._run(lambda s: s.call("fixture", name, list(args), kwargs)).value
+
+    def begin_scenario(self, name: str, *args: Any, **kwargs: Any) -> Pending:
+        """:meth:`begin` for fixture.py's scenario ``name``: begin the reference's and the
+        submission's, then read both, and the two runners compute at once."""
+        return self._begin("fixture", name, list(args), kwargs, False)
+
+    def _begin(self, target: str, fn: str, args: list, kwargs: dict, return_args: bool
+               ) -> Pending:
+        session = self._session()
+        begin = getattr(session, "begin", None)
+        if begin is None:  # a practice pack's replay or recording: at the first look
+            return Pending(lambda: self._run(lambda s: s.call(target, fn, args, kwargs,
+                                                              return_args=return_args)))
+        finish = begin(target, fn, args, kwargs, return_args=return_args)
+        return Pending(lambda: self._run(lambda _: finish()))
 
     def _run(self, action: Callable[[Session], CallResult]) -> CallResult:
         session = self._session()

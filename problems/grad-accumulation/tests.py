@@ -556,12 +556,32 @@ class Comparison:
             step += len(exp)
 
 
-def run(t, setup, tol=TIGHT):
-    """Run the scenario for the submission and the reference and compare them."""
-    got = t.sub.scenario("train", setup)
-    exp = t.ref.scenario("train", setup)
+def begin(t, setup, tol=TIGHT):
+    """Start the scenario for the reference and the submission: the two runners train at
+    once (t.ref.begin_scenario). :func:`check` compares them."""
+    return setup, tol, t.ref.begin_scenario("train", setup), t.sub.begin_scenario("train", setup)
+
+
+def check(t, begun):
+    """Compare what :func:`begin` started (the submission's errors first); (got, exp)."""
+    setup, tol, exp, got = begun
+    got, exp = got.value, exp.value
     Comparison(t, setup, got, exp, tol).run()
     return got, exp
+
+
+def run(t, setup, tol=TIGHT):
+    """Run the scenario for the submission and the reference and compare them."""
+    return check(t, begin(t, setup, tol))
+
+
+def ahead(*begun):
+    """A hidden case's second part: ``yield from ahead(t, begin(...), ...)`` once its
+    scenarios are out, so that the grader begins the next case while this one's runners
+    train (judge/pipeline.py); then each is compared, in order."""
+    t, *started = begun
+    yield
+    return [check(t, b) for b in started]
 
 
 def sig(value, digits=6):
@@ -616,37 +636,42 @@ def example_clip_and_scheduler(t):
 @case(zh="micro-batch 大小不一（窗口都是满的）", en="unequal micro-batch sizes, full windows")
 def unequal_microbatches(t):
     k = t.random.randint(2, 4)
-    run(t, make_setup(t, unequal_sizes(t, k * t.random.randint(2, 3)), k))
+    setup = make_setup(t, unequal_sizes(t, k * t.random.randint(2, 3)), k)
+    yield from ahead(t, begin(t, setup))
 
 
 @case(zh="最后一个窗口不满", en="a short last window")
 def short_last_window(t):
     k = t.random.randint(3, 5)
     count = k * t.random.randint(1, 3) + t.random.randint(1, k - 1)
-    run(t, make_setup(t, unequal_sizes(t, count), k,
-                      optimizer={"name": "sgd", "lr": 0.05, "momentum": 0.9}))
+    setup = make_setup(t, unequal_sizes(t, count), k,
+                       optimizer={"name": "sgd", "lr": 0.05, "momentum": 0.9})
+    yield from ahead(t, begin(t, setup))
 
 
 @case(zh="accum_steps = 1：每个 micro-batch 一步", en="accum_steps = 1: a step per micro-batch")
 def accum_steps_one(t):
-    run(t, make_setup(t, unequal_sizes(t, t.random.randint(3, 6)), 1,
-                      optimizer={"name": "adam", "lr": 0.01}))
+    setup = make_setup(t, unequal_sizes(t, t.random.randint(3, 6)), 1,
+                       optimizer={"name": "adam", "lr": 0.01})
+    yield from ahead(t, begin(t, setup))
 
 
 @case(zh="accum_steps 大于 micro-batch 的个数：只有一个窗口",
       en="accum_steps larger than the number of micro-batches: one window")
 def accum_larger_than_loader(t):
     count = t.random.randint(2, 5)
-    for k in (count, count + t.random.randint(1, 6)):
-        run(t, make_setup(t, unequal_sizes(t, count), k))
+    yield from ahead(t, *(begin(t, make_setup(t, unequal_sizes(t, count), k))
+                          for k in (count, count + t.random.randint(1, 6))))
 
 
 @case(zh="每个窗口恰好一次 optimizer.step()", en="exactly one optimizer.step() per window")
 def one_step_per_window(t):
+    begun = []
     for k in (2, 3, 4):
         count = t.random.choice([k + 1, 2 * k - 1, 3 * k, 2 * k + 1])
-        run(t, make_setup(t, unequal_sizes(t, count, 1, 9), k,
-                          optimizer={"name": "sgd", "lr": 0.05, "momentum": 0.5}))
+        begun.append(begin(t, make_setup(t, unequal_sizes(t, count, 1, 9), k,
+                                         optimizer={"name": "sgd", "lr": 0.05, "momentum": 0.5})))
+    yield from ahead(t, *begun)
 
 
 @case(zh="每一步等于整个窗口当作一个大批次的一步", en="each step equals one big-batch step")
@@ -655,7 +680,7 @@ def equals_big_batch(t):
     k = t.random.randint(2, 4)
     setup = make_setup(t, unequal_sizes(t, 2 * k + t.random.randint(1, k - 1)), k,
                        optimizer={"name": "sgd", "lr": 0.1})
-    got, _ = run(t, setup)
+    [(got, _)] = yield from ahead(t, begin(t, setup))
     layout = Layout(setup)
     names = [name for name, _ in FIXTURE.build_model(setup["model"]).named_parameters()]
     before = initial_params(setup)
@@ -680,7 +705,7 @@ def clip_active(t):
     setup = make_setup(t, unequal_sizes(t, 2 * k + t.random.randint(0, k - 1)), k,
                        optimizer={"name": "sgd", "lr": 0.05, "momentum": 0.9})
     setup["max_grad_norm"] = sig(t.random.uniform(0.2, 0.4) * first_window_norm(setup))
-    run(t, setup, CLIP)
+    yield from ahead(t, begin(t, setup, CLIP))
 
 
 @case(zh="梯度裁剪不起作用（max_grad_norm 大于梯度范数）",
@@ -689,83 +714,94 @@ def clip_inactive(t):
     k = t.random.randint(2, 3)
     setup = make_setup(t, unequal_sizes(t, 2 * k + 1), k, optimizer={"name": "adam", "lr": 0.01})
     setup["max_grad_norm"] = sig(20 * first_window_norm(setup))
-    run(t, setup, CLIP)
+    yield from ahead(t, begin(t, setup, CLIP))
 
 
 @case(zh="StepLR：每个 optimizer step 之后调用一次", en="StepLR, once after each optimizer step")
 def scheduler_step_lr(t):
     k = t.random.randint(2, 3)
-    run(t, make_setup(t, unequal_sizes(t, 4 * k + 1), k, optimizer={"name": "adam", "lr": 0.02},
-                      scheduler={"name": "step", "step_size": 2, "gamma": 0.5}))
+    setup = make_setup(t, unequal_sizes(t, 4 * k + 1), k, optimizer={"name": "adam", "lr": 0.02},
+                       scheduler={"name": "step", "step_size": 2, "gamma": 0.5})
+    yield from ahead(t, begin(t, setup))
 
 
 @case(zh="LambdaLR 预热：每个 optimizer step 之后调用一次",
       en="LambdaLR warm-up, once after each optimizer step")
 def scheduler_warmup(t):
     k = t.random.randint(2, 4)
-    run(t, make_setup(t, unequal_sizes(t, 3 * k + t.random.randint(1, k - 1)), k,
-                      optimizer={"name": "sgd", "lr": 0.1, "momentum": 0.9},
-                      scheduler={"name": "warmup", "warmup": 3}))
+    setup = make_setup(t, unequal_sizes(t, 3 * k + t.random.randint(1, k - 1)), k,
+                       optimizer={"name": "sgd", "lr": 0.1, "momentum": 0.9},
+                       scheduler={"name": "warmup", "warmup": 3})
+    yield from ahead(t, begin(t, setup))
 
 
 @case(zh="返回值：每个窗口的平均每样本损失",
       en="returned losses: each window's mean per-sample loss")
 def returned_losses(t):
     k = t.random.randint(2, 4)
-    run(t, make_setup(t, unequal_sizes(t, 3 * k + t.random.randint(1, k - 1), 1, 16), k,
-                      loss="cross_entropy"))
+    setup = make_setup(t, unequal_sizes(t, 3 * k + t.random.randint(1, k - 1), 1, 16), k,
+                       loss="cross_entropy")
+    yield from ahead(t, begin(t, setup))
 
 
 @case(zh="梯度不会从一个窗口漏到下一个", en="no gradient leaks into the next window")
 def no_leak_between_windows(t):
     k = t.random.randint(2, 3)
-    run(t, make_setup(t, unequal_sizes(t, 5 * k), k, optimizer={"name": "sgd", "lr": 0.02}))
+    setup = make_setup(t, unequal_sizes(t, 5 * k), k, optimizer={"name": "sgd", "lr": 0.02})
+    yield from ahead(t, begin(t, setup))
 
 
 @case(zh="调用时参数上已有梯度", en="gradients already present when train_epoch is called")
 def stale_gradients(t):
     k = t.random.randint(2, 3)
-    run(t, make_setup(t, unequal_sizes(t, 2 * k + 1), k, stale_grads=True))
+    yield from ahead(t, begin(t, make_setup(t, unequal_sizes(t, 2 * k + 1), k, stale_grads=True)))
 
 
 @case(zh="连续两个 epoch（优化器和调度器接着用）",
       en="two epochs in a row (the optimizer and scheduler carry on)")
 def two_epochs(t):
     k = t.random.randint(2, 3)
-    run(t, make_setup(t, unequal_sizes(t, 2 * k + 1), k, epochs=2,
-                      optimizer={"name": "adam", "lr": 0.01},
-                      scheduler={"name": "step", "step_size": 2, "gamma": 0.7}))
+    setup = make_setup(t, unequal_sizes(t, 2 * k + 1), k, epochs=2,
+                       optimizer={"name": "adam", "lr": 0.01},
+                       scheduler={"name": "step", "step_size": 2, "gamma": 0.7})
+    yield from ahead(t, begin(t, setup))
 
 
 @case(zh="SGD：momentum、nesterov、weight_decay", en="SGD with momentum, nesterov, weight_decay")
 def sgd_momentum(t):
     k = t.random.randint(2, 4)
-    run(t, make_setup(t, unequal_sizes(t, 3 * k - 1), k,
-                      optimizer={"name": "sgd", "lr": 0.05, "momentum": 0.9, "nesterov": True,
-                                 "weight_decay": 0.01}))
+    setup = make_setup(t, unequal_sizes(t, 3 * k - 1), k,
+                       optimizer={"name": "sgd", "lr": 0.05, "momentum": 0.9, "nesterov": True,
+                                  "weight_decay": 0.01})
+    yield from ahead(t, begin(t, setup))
 
 
 @case(zh="Adam 和 AdamW", en="Adam and AdamW")
 def adam_optimizers(t):
+    begun = []
     for name in ("adam", "adamw"):
         k = t.random.randint(2, 4)
-        run(t, make_setup(t, unequal_sizes(t, 3 * k - 1), k,
-                          optimizer={"name": name, "lr": 0.01, "weight_decay": 0.01}))
+        begun.append(begin(t, make_setup(t, unequal_sizes(t, 3 * k - 1), k,
+                                         optimizer={"name": name, "lr": 0.01,
+                                                    "weight_decay": 0.01})))
+    yield from ahead(t, *begun)
 
 
 @case(zh="不同的模型：LayerNorm、Conv1d、EmbeddingBag（交叉熵）",
       en="other models: LayerNorm, Conv1d, EmbeddingBag (cross-entropy)")
 def other_models(t):
+    begun = []
     for kind in ("layernorm", "conv", "embedding"):
         k = t.random.randint(2, 3)
-        run(t, make_setup(t, unequal_sizes(t, 2 * k + 1), k, kind=kind,
-                          optimizer={"name": "adam", "lr": 0.01}))
+        begun.append(begin(t, make_setup(t, unequal_sizes(t, 2 * k + 1), k, kind=kind,
+                                         optimizer={"name": "adam", "lr": 0.01})))
+    yield from ahead(t, *begun)
 
 
 @case(zh="很小的 micro-batch（1 到 3 个样本）", en="tiny micro-batches (1 to 3 samples)")
 def tiny_microbatches(t):
     k = t.random.randint(3, 5)
-    run(t, make_setup(t, unequal_sizes(t, 3 * k + 2, 1, 3), k))
+    yield from ahead(t, begin(t, make_setup(t, unequal_sizes(t, 3 * k + 2, 1, 3), k)))
 
 
 @case(zh="所有选项一起：裁剪、调度器、Adam、不满的窗口",
@@ -775,14 +811,14 @@ def everything_together(t):
     setup = make_setup(t, unequal_sizes(t, 3 * k + 1), k, optimizer={"name": "adam", "lr": 0.02},
                        scheduler={"name": "warmup", "warmup": 2}, stale_grads=True)
     setup["max_grad_norm"] = sig(0.5 * first_window_norm(setup))
-    run(t, setup, CLIP)
+    yield from ahead(t, begin(t, setup, CLIP))
 
 
 @case(zh="空的 loader：不做 step，返回 []", en="an empty loader: no step, returns []")
 def empty_loader(t):
     setup = make_setup(t, [], t.random.randint(1, 4),
                        scheduler={"name": "step", "step_size": 1, "gamma": 0.5})
-    got, _ = run(t, setup)
+    [(got, _)] = yield from ahead(t, begin(t, setup))
     t.expect_equal(got["calls"].count("scheduler.step"), 0, "scheduler.step() calls")
 
 

@@ -218,19 +218,35 @@ def after_epoch(at, epoch):
                  if epoch is not None else T("，再迭代一次", ", iterated again"))
 
 
-def run_epochs(t, lengths, batch_size, *, shuffle=True, drop_last=False, seed=0, epochs=(0,),
-               kind="list", role="sub", hold=False, runner=None):
+def run_epochs(t, lengths, batch_size, **options):
     """Build a sampler in the sandbox and iterate ``epochs`` (None: iterate again without
-    set_epoch). For the submission, check len() and the partition of every epoch; with
-    ``hold``, also that ``list(sampler)`` gives the same batches. ``runner``: a fresh
-    process of the submission to run it in (default: the shared one). Returns the batches
-    of each epoch."""
-    proxy = runner or (t.sub if role == "sub" else t.ref)
-    options = {"hold": True} if hold else {}
-    res = scenario_dict(t, proxy.scenario("run_epochs", lengths, batch_size, shuffle=shuffle,
-                                          drop_last=drop_last, seed=seed, epochs=list(epochs),
-                                          kind=kind, **options),
-                        ("len_before", "len_after", "epochs", "held"))
+    set_epoch): :func:`begin_epochs`, then its answer at once."""
+    return begin_epochs(t, lengths, batch_size, **options)()
+
+
+def begin_epochs(t, lengths, batch_size, *, shuffle=True, drop_last=False, seed=0, epochs=(0,),
+                 kind="list", role="sub", hold=False, runner=None):
+    """Start a sampler's epochs in the sandbox; the function returned reads and checks them.
+    For the submission, it checks len() and the partition of every epoch; with ``hold``,
+    also that ``list(sampler)`` gives the same batches. ``runner``: a fresh process of the
+    submission to run it in (default: the shared one, where the call goes out now and the
+    case may begin others before it reads this one). It returns the batches of each
+    epoch."""
+    args = ("run_epochs", lengths, batch_size)
+    options = {"shuffle": shuffle, "drop_last": drop_last, "seed": seed,
+               "epochs": list(epochs), "kind": kind, **({"hold": True} if hold else {})}
+    if runner is not None:
+        value = runner.scenario(*args, **options)
+        return lambda: read_epochs(t, value, lengths, batch_size, options, role)
+    pending = (t.sub if role == "sub" else t.ref).begin_scenario(*args, **options)
+    return lambda: read_epochs(t, pending.value, lengths, batch_size, options, role)
+
+
+def read_epochs(t, value, lengths, batch_size, options, role):
+    """The batches of each epoch :func:`begin_epochs` asked for, checked (see there)."""
+    res = scenario_dict(t, value, ("len_before", "len_after", "epochs", "held"))
+    shuffle, drop_last, seed = options["shuffle"], options["drop_last"], options["seed"]
+    epochs, hold = options["epochs"], options.get("hold", False)
     n = len(lengths)
     at = where(N=n, batch_size=batch_size, shuffle=shuffle, drop_last=drop_last, seed=seed)
     if role == "sub":
@@ -255,28 +271,61 @@ def run_epochs(t, lengths, batch_size, *, shuffle=True, drop_last=False, seed=0,
     return out
 
 
-def check_sorted_exact(t, lengths, batch_size, drop_last, seeds=(0,), epochs=(0,), kind="list",
+def check_sorted_exact(t, lengths, batch_size, drop_last, **options):
+    """shuffle=False: exactly the reference's batches (:func:`begin_sorted_exact`, then its
+    answer at once); returns them."""
+    return begin_sorted_exact(t, lengths, batch_size, drop_last, **options)()
+
+
+def begin_sorted_exact(t, lengths, batch_size, drop_last, seeds=(0,), epochs=(0,), kind="list",
                        hold=False):
     """shuffle=False: exactly the reference's batches, whatever the seed and the epoch
-    (with ``hold``, list(sampler)'s too)."""
-    exp = run_epochs(t, lengths, batch_size, shuffle=False, drop_last=drop_last, role="ref")[0]
-    for seed in seeds:
-        got = run_epochs(t, lengths, batch_size, shuffle=False, drop_last=drop_last, seed=seed,
-                         epochs=epochs, kind=kind, hold=hold)
-        for epoch, batches in zip(epochs, got, strict=True):
-            at = where(N=len(lengths), batch_size=batch_size, shuffle=False,
-                       drop_last=drop_last, seed=seed, epoch=epoch, lengths=kind)
-            expect_same_batches(t, batches, exp, lengths, "list(sampler)", at,
-                                diagnose_sorted(batches, exp, lengths))
-    return exp
+    (with ``hold``, list(sampler)'s too). Both runners start now; the function returned
+    checks what they answer and returns the reference's batches."""
+    exp = begin_epochs(t, lengths, batch_size, shuffle=False, drop_last=drop_last, role="ref")
+    got = [begin_epochs(t, lengths, batch_size, shuffle=False, drop_last=drop_last, seed=seed,
+                        epochs=epochs, kind=kind, hold=hold) for seed in seeds]
+
+    def finish():
+        ref = None
+        for seed, read in zip(seeds, got, strict=True):
+            runs = read()  # the submission's errors first, seed by seed as they were
+            ref = exp()[0] if ref is None else ref
+            for epoch, batches in zip(epochs, runs, strict=True):
+                at = where(N=len(lengths), batch_size=batch_size, shuffle=False,
+                           drop_last=drop_last, seed=seed, epoch=epoch, lengths=kind)
+                expect_same_batches(t, batches, ref, lengths, "list(sampler)", at,
+                                    diagnose_sorted(batches, ref, lengths))
+        return exp()[0] if ref is None else ref
+    return finish
 
 
-def check_dataloader(t, lengths, *, batch_size, seed, epochs, drop_last):
+def ahead(*reads):
+    """A hidden case's second part: ``yield from ahead(begin_...(...), ...)`` once its
+    calls are out, so that the grader begins the next case while the runners compute
+    (judge/pipeline.py); then each is read and checked, in order. Their answers."""
+    yield
+    return [read() for read in reads]
+
+
+def check_dataloader(t, lengths, **options):
+    """:func:`begin_dataloader`, then its check at once."""
+    begin_dataloader(t, lengths, **options)()
+
+
+def begin_dataloader(t, lengths, *, batch_size, seed, epochs, drop_last):
     """DataLoader(dataset, batch_sampler=sampler, collate_fn=...) delivers the sampler's
-    batches, padded to each batch's longest; len(loader) is the number of batches."""
-    res = scenario_dict(t, t.sub.scenario("dataloader", lengths, batch_size, seed=seed,
-                                          epochs=epochs, drop_last=drop_last),
-                        ("is_sampler", "len_loader", "epochs"))
+    batches, padded to each batch's longest; len(loader) is the number of batches. The
+    scenario starts now; the function returned checks it."""
+    pending = t.sub.begin_scenario("dataloader", lengths, batch_size, seed=seed, epochs=epochs,
+                                   drop_last=drop_last)
+    return lambda: read_dataloader(t, pending.value, lengths, batch_size, seed, epochs,
+                                   drop_last)
+
+
+def read_dataloader(t, value, lengths, batch_size, seed, epochs, drop_last):
+    """What :func:`begin_dataloader` started, checked."""
+    res = scenario_dict(t, value, ("is_sampler", "len_loader", "epochs"))
     n = len(lengths)
     at = where(N=n, batch_size=batch_size, drop_last=drop_last, seed=seed)
     t.expect(res["is_sampler"] is True, T("BucketBatchSampler 应当继承 torch.utils.data.Sampler",
@@ -420,44 +469,53 @@ def example_dataloader(t):
 @case(zh="shuffle=False 与参考解答完全一致（含并列）",
       en="shuffle=False equals the reference exactly (ties included)")
 def sorted_exact(t):
+    checks = []
     for _ in range(4):
         n = t.random.randint(30, 400)
         batch_size = t.random.choice([1, 2, 5, 8, 32, n - 1])
-        check_sorted_exact(t, uniform_lengths(t, n), batch_size, t.random.random() < 0.5,
-                           seeds=(new_seed(t), new_seed(t)), epochs=(0, t.random.randint(1, 9)))
+        checks.append(begin_sorted_exact(t, uniform_lengths(t, n), batch_size,
+                                         t.random.random() < 0.5,
+                                         seeds=(new_seed(t), new_seed(t)),
+                                         epochs=(0, t.random.randint(1, 9))))
+    yield from ahead(*checks)
 
 
 @case(zh="drop_last=False：每个索引恰好一次，最多一个批次不满",
       en="drop_last=False: every index once, one short batch at most")
 def keep_last_partition(t):
+    reads = []
     for low, high in ((3, 10), (10, 40), (100, 400)):  # the last spans several pools
         batch_size = t.random.choice([3, 8, 16, 32])
         n = batch_size * t.random.randint(low, high) + t.random.randint(1, batch_size - 1)
-        run_epochs(t, lognormal_lengths(t, n), batch_size, seed=new_seed(t),
-                   epochs=(t.random.randrange(10), t.random.randrange(10, 20)))
+        reads.append(begin_epochs(t, lognormal_lengths(t, n), batch_size, seed=new_seed(t),
+                                  epochs=(t.random.randrange(10), t.random.randrange(10, 20))))
+    yield from ahead(*reads)
 
 
 @case(zh="drop_last=True：恰好 N // batch_size 个满批次",
       en="drop_last=True: exactly N // batch_size full batches")
 def drop_last_partition(t):
+    reads = []
     for low, high in ((3, 10), (10, 40), (100, 400)):
         batch_size = t.random.choice([3, 8, 16, 32])
         n = batch_size * t.random.randint(low, high) + t.random.randint(1, batch_size - 1)
-        run_epochs(t, lognormal_lengths(t, n), batch_size, drop_last=True, seed=new_seed(t),
-                   epochs=(0, t.random.randrange(1, 20)))
+        reads.append(begin_epochs(t, lognormal_lengths(t, n), batch_size, drop_last=True,
+                                  seed=new_seed(t), epochs=(0, t.random.randrange(1, 20))))
+    yield from ahead(*reads)
 
 
 @case(zh="很小的数据集：N < batch_size、N == batch_size、batch_size=1、N=0",
       en="tiny datasets: N < batch_size, N == batch_size, batch_size 1, N = 0")
 def tiny_datasets(t):
-    b = t.random.randint(4, 12)
+    b, reads = t.random.randint(4, 12), []
     for n, batch_size in [(b - 1, b), (b, b), (b + 1, b), (t.random.randint(5, 30), 1),
                           (1, 1), (0, b)]:
         lengths = uniform_lengths(t, n, high=20)
         for drop_last in (False, True):
-            run_epochs(t, lengths, batch_size, drop_last=drop_last, seed=new_seed(t),
-                       epochs=(0, 1))
-            check_sorted_exact(t, lengths, batch_size, drop_last)
+            reads.append(begin_epochs(t, lengths, batch_size, drop_last=drop_last,
+                                      seed=new_seed(t), epochs=(0, 1)))
+            reads.append(begin_sorted_exact(t, lengths, batch_size, drop_last))
+    yield from ahead(*reads)
 
 
 @case(zh="相同的 (seed, epoch) 得到相同的批次", en="the same (seed, epoch) gives the same "
@@ -466,19 +524,21 @@ def reproducible(t):
     lengths, batch_size = lognormal_lengths(t, 3000), t.random.choice([8, 16, 32])
     seed, epoch = new_seed(t), t.random.randint(2, 30)
     at = where(N=3000, batch_size=batch_size, seed=seed)
-    first = run_epochs(t, lengths, batch_size, seed=seed, epochs=(0, 1, epoch, None))
+    first = begin_epochs(t, lengths, batch_size, seed=seed, epochs=(0, 1, epoch, None))
+    fresh = begin_epochs(t, lengths, batch_size, seed=seed, epochs=(epoch,))
+    unset = begin_epochs(t, lengths, batch_size, seed=seed, epochs=(None,))
+    yield
+    first = first()
     expect_same_batches(t, first[3], first[2], lengths, f"set_epoch({epoch})", at, T(
         f"set_epoch({epoch}) 之后迭代两次，结果不同：同一个 (seed, epoch) 必须给出相同的批次"
         f"（是不是每次迭代都在消耗同一个长期存在的生成器？）",
         f"two iterations after set_epoch({epoch}) differ: the same (seed, epoch) must give the "
         f"same batches (does every iteration draw from one long-lived generator?)"))
-    fresh = run_epochs(t, lengths, batch_size, seed=seed, epochs=(epoch,))[0]
-    expect_same_batches(t, fresh, first[2], lengths, f"set_epoch({epoch})", at, T(
+    expect_same_batches(t, fresh()[0], first[2], lengths, f"set_epoch({epoch})", at, T(
         f"新建的 sampler 直接 set_epoch({epoch})，应当得到第一个 sampler 在 epoch {epoch} 的批次"
         f"（断点续训依赖这一点）", f"a new sampler after set_epoch({epoch}) must yield what the "
         f"first one yielded in epoch {epoch} (resuming a run depends on it)"))
-    unset = run_epochs(t, lengths, batch_size, seed=seed, epochs=(None,))[0]
-    expect_same_batches(t, unset, first[0], lengths, "epoch 0", at, T(
+    expect_same_batches(t, unset()[0], first[0], lengths, "epoch 0", at, T(
         "没有调用 set_epoch 时就是 epoch 0（和 DistributedSampler 一样）",
         "without a set_epoch call the epoch is 0 (as in DistributedSampler)"))
 
@@ -500,19 +560,25 @@ def other_process(t):
 
 @case(zh="list(sampler)：同时拿着所有批次", en="list(sampler): every batch held at once")
 def held_together(t):
+    reads = []
     for shuffle, drop_last in ((True, False), (True, True), (False, False)):
         batch_size = t.random.choice([4, 8, 16])
         n = batch_size * t.random.randint(5, 40) + t.random.randint(1, batch_size - 1)
-        run_epochs(t, lognormal_lengths(t, n), batch_size, shuffle=shuffle, drop_last=drop_last,
-                   seed=new_seed(t), epochs=(t.random.randrange(10),), hold=True)
+        reads.append(begin_epochs(t, lognormal_lengths(t, n), batch_size, shuffle=shuffle,
+                                  drop_last=drop_last, seed=new_seed(t),
+                                  epochs=(t.random.randrange(10),), hold=True))
+    yield from ahead(*reads)
 
 
 @case(zh="set_epoch 改变批次顺序", en="set_epoch changes the order")
 def epoch_changes_order(t):
     lengths, batch_size = lognormal_lengths(t, 2000), t.random.choice([8, 16])
     epochs = sorted(t.random.sample(range(50), 3))
-    for seed in (0, new_seed(t)):  # seed 0 is the default: seed * epoch would be 0 always
-        runs = run_epochs(t, lengths, batch_size, seed=seed, epochs=epochs)
+    seeds = (0, new_seed(t))  # seed 0 is the default: seed * epoch would be 0 always
+    reads = [begin_epochs(t, lengths, batch_size, seed=seed, epochs=epochs) for seed in seeds]
+    yield
+    for seed, read in zip(seeds, reads, strict=True):
+        runs = read()
         for a in range(3):
             for b in range(a + 1, 3):
                 t.expect(runs[a] != runs[b], T(
@@ -527,8 +593,12 @@ def epoch_changes_order(t):
 def seed_changes_order(t):
     lengths, batch_size = lognormal_lengths(t, 2000), t.random.choice([8, 16])
     seeds = t.random.sample(range(2**31), 3)
-    for epoch in (0, t.random.randrange(1, 10)):  # epoch 0 too: seed * epoch is 0 there
-        runs = [run_epochs(t, lengths, batch_size, seed=s, epochs=(epoch,))[0] for s in seeds]
+    epochs = (0, t.random.randrange(1, 10))  # epoch 0 too: seed * epoch is 0 there
+    reads = [[begin_epochs(t, lengths, batch_size, seed=s, epochs=(epoch,)) for s in seeds]
+             for epoch in epochs]
+    yield
+    for epoch, started in zip(epochs, reads, strict=True):
+        runs = [read()[0] for read in started]
         for a in range(3):
             for b in range(a + 1, 3):
                 t.expect(runs[a] != runs[b], T(
@@ -538,24 +608,30 @@ def seed_changes_order(t):
                     f"generator with seed too") + where(N=2000, batch_size=batch_size))
 
 
-def global_rng_runs(t):
-    """Two runs of the same (seed, epoch), after seeding the global RNGs differently."""
+def begin_global_rng_runs(t):
+    """Two runs of the same (seed, epoch), after seeding the global RNGs differently,
+    started now; the function returned reads them: (runs, lengths, batch_size, at,
+    global_seeds)."""
     lengths, batch_size = lognormal_lengths(t, 2000), t.random.choice([8, 16])
     seed, epoch = new_seed(t), t.random.randrange(10)
     global_seeds = t.random.sample(range(2**31), 2)
-    runs = t.sub.scenario("global_rng", lengths, batch_size, seed=seed, epoch=epoch,
-                          global_seeds=global_seeds)
-    if not (isinstance(runs, list) and len(runs) == 2):
-        t.fail(T("场景返回了无法识别的结果", "the scenario returned something unrecognisable"))
-    runs = [scenario_dict(t, run, ("batches", "changed")) for run in runs]
-    at = where(N=2000, batch_size=batch_size, seed=seed, epoch=epoch)
-    return runs, lengths, batch_size, at, global_seeds
+    pending = t.sub.begin_scenario("global_rng", lengths, batch_size, seed=seed, epoch=epoch,
+                                   global_seeds=global_seeds)
+
+    def read():
+        runs = pending.value
+        if not (isinstance(runs, list) and len(runs) == 2):
+            t.fail(T("场景返回了无法识别的结果", "the scenario returned something unrecognisable"))
+        runs = [scenario_dict(t, run, ("batches", "changed")) for run in runs]
+        at = where(N=2000, batch_size=batch_size, seed=seed, epoch=epoch)
+        return runs, lengths, batch_size, at, global_seeds
+    return read
 
 
 @case(zh="不改变全局随机数状态（torch、random、numpy）",
       en="the global RNG states (torch, random, numpy) are left unchanged")
 def global_rng_untouched(t):
-    runs, lengths, batch_size, at, _ = global_rng_runs(t)
+    [(runs, lengths, batch_size, at, _)] = yield from ahead(begin_global_rng_runs(t))
     for run in runs:
         check_partition(t, unpack(t, run["batches"], at), len(lengths), batch_size, False, at)
         t.expect(not run["changed"], T(
@@ -570,7 +646,7 @@ def global_rng_untouched(t):
 
 @case(zh="结果不依赖全局随机数", en="the result does not depend on the global RNGs")
 def global_rng_not_used(t):
-    runs, lengths, _, at, global_seeds = global_rng_runs(t)
+    [(runs, lengths, _, at, global_seeds)] = yield from ahead(begin_global_rng_runs(t))
     a, b = (unpack(t, run["batches"], at) for run in runs)
     expect_same_batches(t, b, a, lengths, "list(sampler)", at, T(
         f"全局随机数种子先后设为 {global_seeds[0]} 和 {global_seeds[1]}，结果变了：顺序只能由 "
@@ -583,7 +659,7 @@ def global_rng_not_used(t):
 def batches_mixed(t):
     lengths, batch_size, seed = lognormal_lengths(t, BIG_N), t.random.choice([16, 32]), new_seed(t)
     epochs = (t.random.randrange(5), t.random.randrange(5, 10))
-    runs = run_epochs(t, lengths, batch_size, seed=seed, epochs=epochs)
+    [runs] = yield from ahead(begin_epochs(t, lengths, batch_size, seed=seed, epochs=epochs))
     for epoch, batches in zip(epochs, runs, strict=True):
         share, moving = rising_share(batches, lengths)
         t.expect(MIXED[0] <= share <= MIXED[1], T(
@@ -625,7 +701,8 @@ def batches_mixed(t):
 def padding_payoff(t):
     lengths, batch_size, seed = lognormal_lengths(t, BIG_N), t.random.choice([16, 32]), new_seed(t)
     epoch = t.random.randrange(10)
-    batches = run_epochs(t, lengths, batch_size, seed=seed, epochs=(epoch,))[0]
+    [[batches]] = yield from ahead(begin_epochs(t, lengths, batch_size, seed=seed,
+                                                epochs=(epoch,)))
     got, baseline = padding_share(batches, lengths), random_padding(t, lengths, batch_size)
     t.expect(got <= PAYOFF * baseline, T(
         f"这些批次的填充比例是 {got:.3f}，随机分批是 {baseline:.3f}，"
@@ -643,28 +720,36 @@ def padding_payoff(t):
 
 @case(zh="padding_ratio 的数值", en="padding_ratio values")
 def padding_ratio_values(t):
+    calls = []
     for _ in range(5):
         n = t.random.randint(2, 300)
         lengths = uniform_lengths(t, n, high=t.random.choice([3, 50, 1000])).tolist()
         perm = torch.randperm(n, generator=t.rng).tolist()
         cuts = sorted(t.random.sample(range(1, n), min(n - 1, t.random.randint(0, 12))))
         batches = [perm[a:b] for a, b in zip([0, *cuts], [*cuts, n], strict=True)]
-        t.expect_close(t.sub.padding_ratio(batches, lengths),
-                       t.ref.padding_ratio(batches, lengths), "padding_ratio(batches, lengths)",
+        calls.append((t.ref.begin("padding_ratio", batches, lengths),
+                      t.sub.begin("padding_ratio", batches, lengths), len(batches), n))
+    yield
+    for exp, got, count, n in calls:
+        t.expect_close(got.value, exp.value, "padding_ratio(batches, lengths)",
                        rtol=1e-6, atol=1e-9, hint=T(
                            "填充数 / 填充后的全部 token 数（含填充），每批只填充到本批最长；返回 "
                            "Python float", "padding / all tokens after padding (padding "
                            "included), each batch only to its own longest; return a Python "
-                           "float") + where(batches=len(batches), N=n))
+                           "float") + where(batches=count, N=n))
 
 
 @case(zh="没有 token 时 padding_ratio 为 0.0", en="padding_ratio is 0.0 when there are no tokens")
 def padding_ratio_no_tokens(t):
     n = t.random.randint(2, 20)
     split = t.random.randint(1, n - 1)
-    for batches, text in (([], "batches=[]"),
-                          ([list(range(split)), list(range(split, n))], "all lengths are 0")):
-        t.expect_close(t.sub.padding_ratio(batches, [0] * n), 0.0, f"padding_ratio ({text})",
+    calls = [(t.sub.begin("padding_ratio", batches, [0] * n), text)
+             for batches, text in (([], "batches=[]"), ([list(range(split)),
+                                                         list(range(split, n))],
+                                                        "all lengths are 0"))]
+    yield
+    for got, text in calls:
+        t.expect_close(got.value, 0.0, f"padding_ratio ({text})",
                        atol=0.0, hint=T("没有任何 token 时返回 0.0：不是 NaN，也不要抛出异常",
                                         "with no tokens at all return 0.0: not NaN, and do not "
                                         "raise"))
@@ -674,12 +759,16 @@ def padding_ratio_no_tokens(t):
 def lengths_types(t):
     n, batch_size = t.random.randint(50, 300), t.random.choice([4, 8])
     lengths = uniform_lengths(t, n, high=40)
+    reads = []
     for kind in ("tuple", "tensor"):
-        check_sorted_exact(t, lengths, batch_size, False, kind=kind)
-        run_epochs(t, lengths, batch_size, seed=new_seed(t), epochs=(0, 1), kind=kind)
+        reads.append(begin_sorted_exact(t, lengths, batch_size, False, kind=kind))
+        reads.append(begin_epochs(t, lengths, batch_size, seed=new_seed(t), epochs=(0, 1),
+                                  kind=kind))
     batches = [[i for i in range(n) if i % 3 == r] for r in range(3)]
-    t.expect_close(t.sub.padding_ratio(batches, lengths),
-                   t.ref.padding_ratio(batches, lengths.tolist()),
+    got = t.sub.begin("padding_ratio", batches, lengths)
+    exp = t.ref.begin("padding_ratio", batches, lengths.tolist())
+    yield from ahead(*reads)
+    t.expect_close(got.value, exp.value,
                    "padding_ratio(batches, lengths as a tensor)", rtol=1e-6, atol=1e-9,
                    hint=T("lengths 是张量时，值要和列表时一样，并且返回 Python float"
                           "（float(...) 或 .item()）", "with a tensor of lengths, the value must "
@@ -691,9 +780,9 @@ def lengths_types(t):
 def dataloader_epochs(t):
     batch_size = t.random.choice([4, 8, 16])
     n = t.random.randint(3, 20) * batch_size + t.random.randint(1, batch_size - 1)
-    for drop_last in (False, True):
-        check_dataloader(t, lognormal_lengths(t, n), batch_size=batch_size, seed=new_seed(t),
-                         epochs=[0, t.random.randint(1, 9)], drop_last=drop_last)
+    yield from ahead(*(begin_dataloader(t, lognormal_lengths(t, n), batch_size=batch_size,
+                                        seed=new_seed(t), epochs=[0, t.random.randint(1, 9)],
+                                        drop_last=drop_last) for drop_last in (False, True)))
 
 
 @case(zh="batch_size < 1 时抛出 ValueError", en="ValueError when batch_size < 1")

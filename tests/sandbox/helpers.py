@@ -57,11 +57,15 @@ def job_folder(root: Path, code: str, role: str = "sub") -> Path:
 
 @contextmanager
 def session(launcher, folder: Path, limits: Limits | None = None, names=("f",),
-            device: str = "cpu") -> Iterator[RunnerSession]:
-    """A started, ready runner on ``folder``, closed afterwards."""
-    s = RunnerSession(launcher, Job(folder, limits or Limits(), device),
-                      {"submission": folder / "submission.py", "names": list(names),
-                       "threads": 1, "device": device})
+            device: str = "cpu", fixture: str | None = None) -> Iterator[RunnerSession]:
+    """A started, ready runner on ``folder`` (with ``fixture``'s code as its scenarios),
+    closed afterwards."""
+    hello = {"submission": folder / "submission.py", "names": list(names), "threads": 1,
+             "device": device}
+    if fixture is not None:
+        (folder / "judge_fixture.py").write_text(textwrap.dedent(fixture))
+        hello["fixture"] = folder / "judge_fixture.py"
+    s = RunnerSession(launcher, Job(folder, limits or Limits(), device), hello)
     s.start()
     try:
         s.ready()

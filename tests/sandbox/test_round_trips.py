@@ -12,7 +12,14 @@ from pathlib import Path
 import pytest
 import torch
 
-from judge.session import IN_FLIGHT_BYTES, MAX_IN_FLIGHT, Budget, RunnerLost, SubmissionError
+from judge.session import (
+    IN_FLIGHT_BYTES,
+    MAX_IN_FLIGHT,
+    Budget,
+    CallResult,
+    RunnerLost,
+    SubmissionError,
+)
 from judge.testing import Ctx, ReferenceFailed
 from sandbox.channel import CHANNEL_BUFFER_BYTES
 from tests.sandbox.helpers import job_folder, session
@@ -229,6 +236,58 @@ def test_t_sub_begin_gives_the_arguments_back_and_the_submissions_own_error(
         assert sent[0]["ids"].tolist() == [0, 1, 2, 3, 4]  # the grader's own copy
         with pytest.raises(SubmissionError, match="no"):  # the submission's, not the judge's
             _ = failing.value
+
+
+SCENARIOS = """
+def nap(sol, ctx, seconds):
+    return sol.slow(seconds)
+
+def broken(sol, ctx):
+    return sol.boom()
+"""
+
+
+def test_t_begin_scenario_runs_both_runners_at_once_and_each_side_fails_as_its_own(
+        warm_launcher, tmp_path):
+    """grad-accumulation and length-bucketing begin the reference's scenario and the
+    submission's, then read both: one scenario's time instead of two."""
+    with session(warm_launcher, job_folder(tmp_path, CODE, "ref"), names=NAMES,
+                 fixture=SCENARIOS) as ref, \
+            session(warm_launcher, job_folder(tmp_path, CODE), names=NAMES,
+                    fixture=SCENARIOS) as sub:
+        t = Ctx(seed=1, public=False, budget=Budget(10.0),
+                sessions=Source({"ref": ref, "sub": sub}), workdirs={})
+        started = time.monotonic()
+        exp = t.ref.begin_scenario("nap", 0.6)
+        got = t.sub.begin_scenario("nap", seconds=0.6)
+        assert time.monotonic() - started < 0.3  # neither waited for an answer
+        assert got.value == exp.value == 0.6
+        assert time.monotonic() - started < 1.1  # together, not 1.2 s one after the other
+        with pytest.raises(SubmissionError, match="no"):  # the learner's error
+            _ = t.sub.begin_scenario("broken").value
+        with pytest.raises(ReferenceFailed):  # the problem's fault, not the learner's
+            _ = t.ref.begin_scenario("broken").value
+
+
+class Replay:
+    """A session with no ``begin`` (a practice pack's replay or recording)."""
+
+    def __init__(self) -> None:
+        self.calls: list[tuple] = []
+
+    def call(self, target, fn, args, kwargs, *, return_args=False):
+        self.calls.append((target, fn, args, kwargs))
+        return CallResult(value=[fn, *args])
+
+
+def test_t_begin_scenario_without_a_live_runner_calls_at_the_first_look():
+    replay = Replay()
+    t = Ctx(seed=1, public=False, budget=Budget(10.0), sessions=Source({"sub": replay}),
+            workdirs={})
+    pending = t.sub.begin_scenario("nap", 2, seconds=1)
+    assert replay.calls == []
+    assert pending.value == ["nap", 2] and pending.value == ["nap", 2]
+    assert replay.calls == [("fixture", "nap", [2], {"seconds": 1})]  # once, as a scenario
 
 
 def test_both_ends_of_a_runners_channel_can_send_a_large_answer_in_one_write(
