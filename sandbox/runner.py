@@ -323,6 +323,9 @@ class Runner:
                     self.call(fn, args, kwargs, False)
                 finally:
                     gc.enable()
+                # The call's inputs and state go now, after its RESULT (the clock has
+                # stopped), not when the next RUN rebinds these names inside its timed call.
+                del fn, args, kwargs
             else:
                 raise ProtocolError(f"unexpected message {msg.kind}")
 
