@@ -49,7 +49,7 @@ def test_environment_is_cleared(any_launcher, tmp_path, monkeypatch):
                         "LOGNAME", "TMPDIR", "PWD", "PYTHONPATH", "PYTHONNOUSERSITE",
                         "PYTHONDONTWRITEBYTECODE", "PYTHONHASHSEED", "PYTHONUNBUFFERED",
                         # sandbox.launch.KEEP_FREED_MEMORY
-                        "PYTHONMALLOC", "MALLOC_MMAP_THRESHOLD_", "MALLOC_TRIM_THRESHOLD_",
+                        "PYTHONMALLOC", "MALLOC_TOP_PAD_",
                         # set by torch._dynamo's import (warm: preloaded by the template)
                         "TORCHINDUCTOR_CACHE_DIR",
                         # the interpreter's libpython where the layout moved it

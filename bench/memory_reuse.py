@@ -1,0 +1,119 @@
+"""Timed calls with and without the runners keeping the memory they free.
+
+    python bench/memory_reuse.py [PROBLEM] [--file LABEL] [-n 3] [--speed ranking|verdict]
+                                 [--no-sandbox]
+
+A runner's environment keeps freed memory for its next calls (sandbox.launch:
+KEEP_FREED_MEMORY: Python objects from glibc's malloc, no trimming of the heap, blocks
+under 32 MiB from the heap). Without it, a timed call faults in fresh pages where the
+previous call gave its memory back, and on a VM that reports free pages to its host those
+faults are slow and come in bursts. This bench judges one file of one problem (default:
+distributed-bucketing's ``accepted/torch_noise_global_sort.py``, whose reference builds
+and drops a million Python ints a call) N times in each setting, alternating ``keep`` and
+``off`` (each judging with a launcher of its own, so that its template starts with that
+environment), speed checks only, and prints per setting:
+
+* each side's timed call in ms: median, 90th percentile and max over all pairs;
+* **slow calls**: the share of calls over 1.3 times their side's median (the bursts);
+* **pair spread**: the interquartile range of the pair ratios over their median;
+* the refined (or verdict) ratio of each judging, and how many pairs it took.
+
+Figures only, no asserts. Compare the two settings within one run: the machine's noise
+changes from hour to hour.
+"""
+
+from __future__ import annotations
+
+import argparse
+import statistics
+import sys
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+import judge.throughput as throughput
+import sandbox.launch as launch
+from judge.grader import Options, grade
+from judge.isolation import plain_launcher, sandbox_launcher
+from judge.package import find, load_all
+
+KEEP = dict(launch.KEEP_FREED_MEMORY)
+SETTINGS = ("keep", "off")
+
+
+def record_pairs(into: list[dict[str, float]]):
+    """Wrap judge.throughput's pair timer so that every timed pair's two times are kept
+    (warm-up pairs included: they are a small share and the same in both settings)."""
+    timed = throughput._time_pair
+
+    def _time_pair(*args, **kwargs):
+        pair = timed(*args, **kwargs)
+        into.append(dict(pair.times))
+        return pair
+
+    throughput._time_pair = _time_pair
+
+
+def quantile(values: list[float], q: float) -> float:
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, int(q * len(ordered)))]
+
+
+def summary(setting: str, pairs: list[dict[str, float]], ends: list[tuple[float, int]]) -> None:
+    print(f"  {setting}: {len(pairs)} pairs")
+    for side in ("ref", "sub"):
+        times = [p[side] * 1000 for p in pairs]
+        median = statistics.median(times)
+        slow = sum(t > 1.3 * median for t in times) / len(times)
+        print(f"    {side}  median {median:7.1f} ms  p90 {quantile(times, 0.9):7.1f}  max "
+              f"{max(times):7.1f}  slow calls {slow:5.1%}")
+    ratios = [p["ref"] / p["sub"] for p in pairs if p["sub"] > 0]
+    spread = (quantile(ratios, 0.75) - quantile(ratios, 0.25)) / statistics.median(ratios)
+    print(f"    pair spread (IQR / median) {spread:.3f}")
+    print("    ratios: " + "  ".join(f"{r:.3f} ({n} pairs)" for r, n in ends))
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("problem", nargs="?", default="distributed-bucketing")
+    ap.add_argument("--file", default="accepted/torch_noise_global_sort.py",
+                    help="'reference' or a path under the problem's submissions/")
+    ap.add_argument("-n", type=int, default=3, help="judgings per setting")
+    ap.add_argument("--speed", choices=("ranking", "verdict"), default="ranking")
+    ap.add_argument("--no-sandbox", action="store_true")
+    args = ap.parse_args()
+    problem = find(load_all(), args.problem)
+    if args.file == "reference":
+        code = problem.read("reference.py")
+    else:
+        code = (problem.dir / "submissions" / args.file).read_text(encoding="utf-8")
+    pairs: dict[str, list[dict[str, float]]] = {s: [] for s in SETTINGS}
+    ends: dict[str, list[tuple[float, int]]] = {s: [] for s in SETTINGS}
+    current: list[dict[str, float]] = []
+    record_pairs(current)
+    print(f"{problem.slug} {args.file}: {args.n} judgings per setting, speed mode "
+          f"{args.speed}, {'no sandbox' if args.no_sandbox else 'sandbox'}", flush=True)
+    started = time.monotonic()
+    for i in range(args.n):
+        for setting in SETTINGS if i % 2 == 0 else SETTINGS[::-1]:
+            launch.KEEP_FREED_MEMORY = KEEP if setting == "keep" else {}
+            launcher = plain_launcher() if args.no_sandbox else sandbox_launcher()
+            current.clear()
+            try:
+                report = grade(problem, code, launcher, Options(
+                    seed=5000 + i, speed=args.speed, correctness=False))
+            finally:
+                launcher.close()
+            pairs[setting] += current
+            for tp in report.throughput[:1]:
+                ends[setting].append((tp.ratio or 0.0, tp.pairs))
+    launch.KEEP_FREED_MEMORY = KEEP
+    for setting in SETTINGS:
+        summary(setting, pairs[setting], ends[setting])
+    print(f"took {(time.monotonic() - started) / 60:.1f} min")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
