@@ -1,17 +1,21 @@
-"""Timed calls with and without the runners keeping the memory they free.
+"""Timed calls with the runners' memory settings against a candidate that keeps freed memory.
 
     python bench/memory_reuse.py [PROBLEM] [--file LABEL] [-n 3] [--speed ranking|verdict]
                                  [--no-sandbox]
 
-A runner's environment keeps freed memory for its next calls (sandbox.launch:
-KEEP_FREED_MEMORY: Python objects from glibc's malloc, no trimming of the heap, blocks
-under 32 MiB from the heap). Without it, a timed call faults in fresh pages where the
-previous call gave its memory back, and on a VM that reports free pages to its host those
-faults are slow and come in bursts. This bench judges one file of one problem (default:
-distributed-bucketing's ``accepted/torch_noise_global_sort.py``, whose reference builds
-and drops a million Python ints a call) N times in each setting, alternating ``keep`` and
-``off`` (each judging with a launcher of its own, so that its template starts with that
-environment), speed checks only, and prints per setting:
+A runner gives the memory it frees back to the kernel: pymalloc unmaps each arena that
+empties, glibc trims its heap and serves every block over 128 KiB from a fresh mapping
+(sandbox/runner.py: steady_malloc). A timed call then faults in fresh pages for what it
+makes, and on a VM that reports free pages to its host, those faults are slow and come in
+bursts. The candidate (``KEEP``, not what the judge runs) keeps freed memory for the next
+call: Python objects from glibc's malloc (``PYTHONMALLOC=malloc``), blocks under 32 MiB
+from the heap, the heap never trimmed.
+
+This bench judges one file of one problem (default: distributed-bucketing's
+``accepted/torch_noise_global_sort.py``, whose reference's timed calls are the noisiest
+measured) N times in each setting, alternating ``keep`` and ``off`` (each judging with a
+launcher of its own, so that its template starts with that environment), speed checks
+only, and prints per setting:
 
 * each side's timed call in ms: median, 90th percentile and max over all pairs;
 * **slow calls**: the share of calls over 1.3 times their side's median (the bursts);
@@ -34,12 +38,31 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 import judge.throughput as throughput
 import sandbox.launch as launch
+import sandbox.layout as layout
 from judge.grader import Options, grade
 from judge.isolation import plain_launcher, sandbox_launcher
 from judge.package import find, load_all
 
-KEEP = dict(launch.KEEP_FREED_MEMORY)
+KEEP = {
+    "PYTHONMALLOC": "malloc",
+    "MALLOC_MMAP_THRESHOLD_": str(32 << 20),  # glibc's largest (HEAP_MAX_SIZE / 2)
+    "MALLOC_TRIM_THRESHOLD_": str(1 << 40),
+    "MALLOC_TOP_PAD_": str(64 << 20),
+}
 SETTINGS = ("keep", "off")
+RUNNER_ENV = launch.runner_env
+
+
+def use(setting: str) -> None:
+    """Runners started from now on (a new launcher's template included) get ``setting``'s
+    environment: the sandbox's layout and the plain launcher both build it with
+    sandbox.launch.runner_env, each under its own name."""
+    extra = KEEP if setting == "keep" else {}
+
+    def runner_env(more: dict[str, str] | None = None) -> dict[str, str]:
+        return {**RUNNER_ENV(more), **extra}
+
+    launch.runner_env = layout.runner_env = runner_env
 
 
 def record_pairs(into: list[dict[str, float]]):
@@ -97,7 +120,7 @@ def main() -> int:
     started = time.monotonic()
     for i in range(args.n):
         for setting in SETTINGS if i % 2 == 0 else SETTINGS[::-1]:
-            launch.KEEP_FREED_MEMORY = KEEP if setting == "keep" else {}
+            use(setting)
             launcher = plain_launcher() if args.no_sandbox else sandbox_launcher()
             current.clear()
             try:
@@ -108,7 +131,7 @@ def main() -> int:
             pairs[setting] += current
             for tp in report.throughput[:1]:
                 ends[setting].append((tp.ratio or 0.0, tp.pairs))
-    launch.KEEP_FREED_MEMORY = KEEP
+    use("off")
     for setting in SETTINGS:
         summary(setting, pairs[setting], ends[setting])
     print(f"took {(time.monotonic() - started) / 60:.1f} min")

@@ -290,21 +290,6 @@ HASH_SEED = 0  # every runner's PYTHONHASHSEED, unless its Job asks for another
 OTHER_HASH_SEED = 1  # the other one a runner may start warm with (t.fresh(other_hashes=True))
 
 
-# A runner keeps the memory it frees for its next calls: Python objects come from glibc's
-# malloc rather than pymalloc's arenas (each unmapped as soon as it empties), and glibc
-# keeps up to MALLOC_TOP_PAD_ free at the top of its heap when it trims (mallopt(3)).
-# Otherwise a timed call faults in fresh pages for the objects it makes, where the
-# previous call gave its pages back, and in a VM that reports free pages to its host
-# those faults are slow and come in bursts (bench/memory_reuse.py). Blocks over 128 KiB
-# (tensors, arrays) stay fresh mappings: sandbox/runner.py fixes glibc's thresholds
-# (steady_malloc). What the grader measures of a job's memory (peaks, a fresh runner's
-# growth during a call) is what the job touched: padding is address space, not pages.
-KEEP_FREED_MEMORY = {
-    "PYTHONMALLOC": "malloc",
-    "MALLOC_TOP_PAD_": str(64 << 20),
-}
-
-
 def runner_env(extra: dict[str, str] | None = None) -> dict[str, str]:
     """The runner's whole environment: nothing of the worker's leaks in."""
     env = {
@@ -315,7 +300,6 @@ def runner_env(extra: dict[str, str] | None = None) -> dict[str, str]:
         "PYTHONDONTWRITEBYTECODE": "1",
         "PYTHONHASHSEED": str(HASH_SEED),
         "PYTHONUNBUFFERED": "1",
-        **KEEP_FREED_MEMORY,
     }
     env.update(extra or {})
     return env
