@@ -39,6 +39,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 import judge.throughput as throughput
 import sandbox.launch as launch
 import sandbox.layout as layout
+from bench.throughput_stability import files_of
 from judge.grader import Options, grade
 from judge.isolation import plain_launcher, sandbox_launcher
 from judge.package import find, load_all
@@ -78,21 +79,18 @@ def record_pairs(into: list[dict[str, float]]):
     throughput._time_pair = _time_pair
 
 
-def quantile(values: list[float], q: float) -> float:
-    ordered = sorted(values)
-    return ordered[min(len(ordered) - 1, int(q * len(ordered)))]
-
-
 def summary(setting: str, pairs: list[dict[str, float]], ends: list[tuple[float, int]]) -> None:
     print(f"  {setting}: {len(pairs)} pairs")
     for side in ("ref", "sub"):
         times = [p[side] * 1000 for p in pairs]
         median = statistics.median(times)
         slow = sum(t > 1.3 * median for t in times) / len(times)
-        print(f"    {side}  median {median:7.1f} ms  p90 {quantile(times, 0.9):7.1f}  max "
-              f"{max(times):7.1f}  slow calls {slow:5.1%}")
+        p90 = statistics.quantiles(times, n=10)[-1]
+        print(f"    {side}  median {median:7.1f} ms  p90 {p90:7.1f}  max {max(times):7.1f}  "
+              f"slow calls {slow:5.1%}")
     ratios = [p["ref"] / p["sub"] for p in pairs if p["sub"] > 0]
-    spread = (quantile(ratios, 0.75) - quantile(ratios, 0.25)) / statistics.median(ratios)
+    q1, _, q3 = statistics.quantiles(ratios, n=4)
+    spread = (q3 - q1) / statistics.median(ratios)
     print(f"    pair spread (IQR / median) {spread:.3f}")
     print("    ratios: " + "  ".join(f"{r:.3f} ({n} pairs)" for r, n in ends))
 
@@ -101,16 +99,16 @@ def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("problem", nargs="?", default="distributed-bucketing")
     ap.add_argument("--file", default="accepted/torch_noise_global_sort.py",
-                    help="'reference' or a path under the problem's submissions/")
+                    help="'reference' or accepted/FILE or too_slow/FILE")
     ap.add_argument("-n", type=int, default=3, help="judgings per setting")
     ap.add_argument("--speed", choices=("ranking", "verdict"), default="ranking")
     ap.add_argument("--no-sandbox", action="store_true")
     args = ap.parse_args()
     problem = find(load_all(), args.problem)
-    if args.file == "reference":
-        code = problem.read("reference.py")
-    else:
-        code = (problem.dir / "submissions" / args.file).read_text(encoding="utf-8")
+    files = dict(files_of(problem))
+    if args.file not in files:
+        ap.error(f"{problem.slug} has no {args.file!r}; one of: {', '.join(files)}")
+    code = files[args.file]
     pairs: dict[str, list[dict[str, float]]] = {s: [] for s in SETTINGS}
     ends: dict[str, list[tuple[float, int]]] = {s: [] for s in SETTINGS}
     current: list[dict[str, float]] = []
