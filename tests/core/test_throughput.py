@@ -732,8 +732,8 @@ def test_a_ranking_measurement_times_its_pairs_in_generations_of_runners(
 def test_a_ranking_times_more_pairs_than_a_verdict_may(make_problem, launcher):
     """A ranking (a background job) times at least RANKING_MIN_PAIRS pairs however low the
     workload's max_pairs (sized for a live verdict): with max_pairs 12, a verdict times
-    12 pairs at most and a ranking exactly RANKING_MIN_PAIRS (its floor and, with twice
-    12 below it, its cap)."""
+    12 pairs at most and a ranking exactly RANKING_MIN_PAIRS (its floor and, with
+    RANKING_SCALE times 12 below it, its cap)."""
     from judge.measurement import RANKING_MIN_PAIRS
 
     toml = THROUGHPUT_TOML.format(slug="double-it", number=7, wall=5.0, memory=2048)
@@ -745,6 +745,36 @@ def test_a_ranking_times_more_pairs_than_a_verdict_may(make_problem, launcher):
     (told,) = grade(problem, FAST, launcher, Options(seed=1, correctness=False)).throughput
     assert ranked.refined and ranked.pairs == RANKING_MIN_PAIRS
     assert told.pairs <= 12
+
+
+UNEVEN = """
+import random
+import time
+
+def double(x):
+    time.sleep(random.uniform(0.0005, 0.0015))  # each call 0.5-1.5 ms: a wide spread
+    return x * 2
+"""
+
+
+def test_a_ranking_whose_interval_stays_wide_goes_on_to_its_cap(make_problem, launcher):
+    """A ranking that caught a slow minute of the machine has pair ratios too spread to
+    narrow to REL_WIDTH; it goes on to RANKING_SCALE times the workload's max_pairs (more
+    than the twice max_pairs it had when one such minute could still move a file's ratio
+    by 10 %), never stopping at a rough figure before."""
+    from judge.measurement import RANKING_SCALE, ranking_cap
+
+    toml = THROUGHPUT_TOML.format(slug="double-it", number=7, wall=5.0, memory=2048)
+    # a low bar (the ratio is far below 0.4, and must not read as "clearly too slow") and a
+    # budget no loaded CI machine runs out of
+    problem = make_problem(toml=toml.replace("budget_s = 8.0", "budget_s = 60.0")
+                           .replace("min_ratio = 0.4", "min_ratio = 0.0001"),
+                           tests=TESTS + WORKLOAD.replace("max_pairs=12", "max_pairs=40"))
+    (ranked,) = grade(problem, UNEVEN, launcher,
+                      Options(seed=1, speed="ranking", correctness=False)).throughput
+    assert ranked.refined and ranked.verdict is Verdict.ACCEPTED
+    assert ranked.pairs == RANKING_SCALE * 40 == ranking_cap(
+        Workload(fn="double", make=None, check=None, max_pairs=40)) > 2 * 40
 
 
 def test_runners_that_cannot_start_again_keep_the_old_ones(make_problem, launcher):
