@@ -17,7 +17,9 @@ prints per rule the ratio's max/min over the judgings, its range and the pairs u
 mean, max). Rules compared on one recording differ only by the rule.
 
 ``--save FILE`` keeps the recording (JSON); ``--load FILE`` replays one without judging.
-``--sides`` also prints each judging's median timed call per side and their ratio.
+Last, for comparison, another estimator on the same recordings: per kind of input, the
+ratio of the two sides' 10th-percentile calls. ``--sides`` also prints each judging's
+median timed call per side and their ratio.
 Figures only, no asserts.
 """
 
@@ -36,7 +38,14 @@ import judge.throughput as throughput
 from bench.throughput_stability import files_of
 from judge.grader import Options, grade
 from judge.isolation import plain_launcher, sandbox_launcher
-from judge.measurement import GENERATION_PAIRS, GENERATIONS, Measurement, Pair, ranking_cap
+from judge.measurement import (
+    GENERATION_PAIRS,
+    GENERATIONS,
+    RANKING_MIN_PAIRS,
+    Measurement,
+    Pair,
+    ranking_cap,
+)
 from judge.package import find, load_all
 
 PAIR_FIELDS = ("kind", "times", "stages", "disturbed", "staging_cpu", "run_cpu")
@@ -128,7 +137,8 @@ def report(rec: dict, problem, per_judging: bool = False) -> None:
     judgings = [j for j in rec["judgings"] if j]
     longest = min(len(j) for j in judgings)
     today = ranking_cap(workload)
-    caps = sorted({today, *(c for c in (2 * today, 3 * today) if c <= longest)})
+    caps = sorted({today, *(c for c in (today // 2, 2 * today, 3 * today)
+                            if RANKING_MIN_PAIRS <= c <= longest)})
     rules = [(f"rule, cap {c}" + (" (today)" if c == today else ""),
               lambda j, c=c: stop_at(j, workload, rec["min_ratio"], c)) for c in caps]
     rules += [(f"fixed {k} pairs", lambda j, k=k: k)
@@ -141,8 +151,27 @@ def report(rec: dict, problem, per_judging: bool = False) -> None:
         lo, hi = min(ratios), max(ratios)
         print(f"  {name:<24} {hi / lo if lo > 0 else float('inf'):>8.3f}  "
               f"{lo:.3f}-{hi:.3f}  {min(ns)} / {statistics.mean(ns):.0f} / {max(ns)}")
+    for k in sorted({today, longest}):
+        ratios = [low_quantile_ratio(j[:k]) for j in judgings]
+        print(f"  {f'10th pct. per side, {k}':<24} {max(ratios) / min(ratios):>8.3f}  "
+              f"{min(ratios):.3f}-{max(ratios):.3f}  {k} / {k} / {k}")
     if per_judging:
         sides(judgings)
+
+
+def low_quantile_ratio(pairs: list[dict], q: float = 0.1) -> float:
+    """Another estimator, for comparison: per kind of input, the reference's ``q``
+    quantile call over the submission's (each side's fastest calls, where the machine's
+    interference is least), combined by geometric mean."""
+    by: dict[str | None, dict[str, list[float]]] = {}
+    for p in pairs:
+        for side in ("sub", "ref"):
+            by.setdefault(p["kind"], {"sub": [], "ref": []})[side].append(p["times"][side])
+    ratios = []
+    for sides_ in by.values():
+        low = {s: sorted(v)[int(q * (len(v) - 1))] for s, v in sides_.items()}
+        ratios.append(low["ref"] / low["sub"])
+    return statistics.geometric_mean(ratios)
 
 
 def main() -> int:
