@@ -299,8 +299,19 @@ def _ahead(spec: CaseSpec, sessions: Sessions, options: Options) -> bool:
 
 def _begin(problem: Problem, spec: CaseSpec, sessions: Sessions,
            seed: int) -> pipeline.Begun | None:
-    """Run a case's first part (None: it raised, and runs again whole in its turn)."""
-    return pipeline.begin(spec.fn, _context(problem, spec, sessions, seed), sessions.current)
+    """Run a case's first part (None: it raised, and runs again whole in its turn).
+
+    A runner lost while the first part sends its calls is such a failure too: the
+    submission's runner can end (a crash in the case before) a moment before its reaper
+    marks it so, and a call sent then fails. RunnerLost is a BaseException (a test's
+    ``except Exception`` must not swallow it), so pipeline.begin lets it through; out of
+    here it would end the judging as a broken reference. In its turn the case runs whole,
+    on a new runner, and is judged there."""
+    try:
+        return pipeline.begin(spec.fn, _context(problem, spec, sessions, seed),
+                              sessions.current)
+    except RunnerLost:
+        return None
 
 
 def _context(problem: Problem, spec: CaseSpec, sessions: Sessions, seed: int) -> Ctx:

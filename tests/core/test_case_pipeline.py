@@ -28,10 +28,18 @@ from judge.testing import case
 
 LOG = []
 INPUTS = {}  # set by each test
+LOSE = set()  # cases whose first call is lost once, as if sent to a runner just ended
 
 
 def begun(t, name):
     LOG.append(f"{name} begun")
+    if name in LOSE:
+        from judge.i18n import T
+        from judge.runner_errors import RunnerLost
+        from judge.verdict import Verdict
+
+        LOSE.discard(name)
+        raise RunnerLost(Verdict.RUNTIME_ERROR, T("进程意外结束", "the process ended unexpectedly"))
     x = torch.tensor(INPUTS[name])
     return t.sub.begin("double", x), t.ref.begin("double", x)
 
@@ -83,12 +91,14 @@ def hidden_d(t):
 '''
 
 
-def judged(make_problem, launcher, code=GOOD, inputs=None, **options):
+def judged(make_problem, launcher, code=GOOD, inputs=None, lose=(), **options):
     problem = make_problem(tests=TESTS)
     spec = problem.tests.select()[0]
     log, given = spec.fn.__globals__["LOG"], spec.fn.__globals__["INPUTS"]
-    log.clear()  # the tests module is imported once per process: both outlive a test
+    log.clear()  # the tests module is imported once per process: all three outlive a test
     given.clear()
+    spec.fn.__globals__["LOSE"].clear()
+    spec.fn.__globals__["LOSE"].update(lose)
     given.update({"p": [1], "a": [1, 2], "b": [3, 4], "x": [8, 9], "c": [5, 6], "d": [2, 2],
                   **(inputs or {})})
     report = grade(problem, code, launcher, Options(throughput=False, **options))
@@ -149,6 +159,19 @@ def test_a_case_begun_on_a_runner_that_crashed_since_runs_again_whole(make_probl
     assert verdicts["hidden_b"] is Verdict.ACCEPTED  # judged on the new process
     assert log.count("b begun") == 2 and log.count("b checked") == 1
     assert all(v is Verdict.ACCEPTED for name, v in verdicts.items() if name != "hidden_a")
+
+
+@pytest.mark.parametrize("lost", ["a", "b"])
+def test_a_runner_lost_while_a_first_part_sends_is_not_a_broken_reference(
+        make_problem, launcher, lost):
+    """A submission's runner that crashed a moment ago can still look alive: the first
+    part of a case then fails to send its call (the segfault attack read "internal error:
+    the reference failed" once in a full run). The case runs again whole in its turn:
+    a, in its turn; b, begun ahead while a is checked."""
+    report, log = judged(make_problem, launcher, lose={lost})
+    assert report.verdict is Verdict.ACCEPTED, report.message
+    assert [t.verdict for t in report.tests] == [Verdict.ACCEPTED] * 6
+    assert log.count(f"{lost} begun") == 2 and log.count(f"{lost} checked") == 1
 
 
 def test_a_first_part_that_raises_runs_again_whole_and_is_the_tests_fault(
