@@ -99,11 +99,15 @@ def record(problem, code: str, n: int, pairs: int, launcher) -> dict:
             "judgings": judgings}
 
 
+def _pair(recorded: dict) -> Pair:
+    """A recorded pair (PAIR_FIELDS) as the Pair it was; its results are not kept."""
+    return Pair(results={}, **{f: recorded[f] for f in PAIR_FIELDS})
+
+
 def _replay(pairs: list[dict], n: int) -> Measurement:
     m = Measurement([], [], [])
     for p in pairs[:n]:
-        m.add(Pair(p["kind"], {}, p["times"], p["stages"], p["disturbed"], p["staging_cpu"],
-                   p["run_cpu"]))
+        m.add(_pair(p))
     return m
 
 
@@ -112,8 +116,7 @@ def stop_at(pairs: list[dict], workload, min_ratio: float, cap: int) -> int:
     which the measurement is settled and has pairs of GENERATIONS generations."""
     m = Measurement([], [], [])
     for i, p in enumerate(pairs[:cap], start=1):
-        m.add(Pair(p["kind"], {}, p["times"], p["stages"], p["disturbed"], p["staging_cpu"],
-                   p["run_cpu"]))
+        m.add(_pair(p))
         if i > (GENERATIONS - 1) * GENERATION_PAIRS and m.settled(workload, min_ratio,
                                                                    "ranking"):
             return i
