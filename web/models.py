@@ -100,7 +100,9 @@ class Submission(Base):
     # noisy to time it; never shown with a number).
     rank_status: Mapped[str | None] = mapped_column(String(16))
     rank_ratio: Mapped[float | None] = mapped_column(Float)  # refined slowest ratio
-    # {"checks": [web.timing check dicts], "device", "ranked_at"}: what the page shows
+    # done: {"checks": [web.timing check dicts, the runs combined], "device", "ranked_at",
+    # "runs": [{"ranked_at", "ratios": {check: ratio}}]}: what the page shows; pending:
+    # {"runs": [{"checks", "device", "ranked_at"}]}, the runs so far (web.data.ranking)
     ranking: Mapped[dict[str, Any] | None]
     # A judging that replaced a verdict with another (a rejudge, or the GPU's judging after
     # a CPU one: web.data.submissions.verdict_change): the verdict the learner saw before,
@@ -152,6 +154,9 @@ class Job(Base):
     needs_gpu: Mapped[bool] = mapped_column(Boolean, default=False)
     prefers_gpu: Mapped[bool] = mapped_column(Boolean, default=False)
     attempts: Mapped[int] = mapped_column(Integer, default=0)
+    # not claimed before this time (None: at once): a submission's next rank run, spaced
+    # from the one before (web.data.ranking)
+    not_before: Mapped[datetime | None]
     # validate jobs: shard ``shard`` of ``shards`` of a version's validation, split across
     # the workers idle when it was queued; the shards take the files (ValidationTake)
     shard: Mapped[int] = mapped_column(Integer, default=0, server_default="0")

@@ -16,6 +16,8 @@ from pathlib import Path
 from pydantic import Field, model_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
+from web.data.ranking import RANK_RUNS, RANK_SPACING_S
+
 
 class Settings(BaseSettings):
     model_config = SettingsConfigDict(env_prefix="JUDGE_", extra="ignore")
@@ -35,6 +37,10 @@ class Settings(BaseSettings):
     runs_kept: int = Field(default=20, ge=1)
     lease_seconds: float = Field(default=60.0, gt=0)
     claim_wait_seconds: float = Field(default=20.0, ge=0)
+    # the leaderboard's timing: rank runs combined, and the least time from one run's end
+    # to the next one's start (web.data.ranking)
+    rank_runs: int = Field(default=RANK_RUNS, ge=1, le=10)
+    rank_spacing_seconds: float = Field(default=RANK_SPACING_S, ge=0, le=86400)
     # the longest a cached page part (leaderboard, acceptance, a judged submission) is kept
     # when no change is announced to this process (web.page_cache)
     page_cache_seconds: float = Field(default=2.0, ge=0)

@@ -188,7 +188,11 @@ def ranking_now(db: Session, sub: Submission) -> dict[str, Any] | None:
     if job is None:
         return None
     position = queue.queue_position(db, job) if job.status == "queued" else None
-    return ranking_progress(job.status, position, ranking.rank_events(db, job.id))
+    done, wanted = ranking.runs_done(sub)
+    later = job.not_before if job.status == "queued" else None
+    return ranking_progress(job.status, position, ranking.rank_events(db, job.id),
+                            run=done + 1, runs=wanted,
+                            not_before=later.isoformat() + "Z" if later else None)
 
 
 def ranking_snapshot(maker: sessionmaker[Session], sid: int) -> dict[str, Any] | None:

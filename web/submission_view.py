@@ -133,11 +133,13 @@ def rejudged(sub: Submission) -> dict[str, Any] | None:
             "seen": sub.verdict_change_seen_at is not None}
 
 
-def ranking_progress(state: str, position: int | None,
-                     events: list[JobEvent]) -> dict[str, Any]:
+def ranking_progress(state: str, position: int | None, events: list[JobEvent], *,
+                     run: int = 1, runs: int = 1,
+                     not_before: str | None = None) -> dict[str, Any]:
     """What a pending ranking's job is doing: ``state`` queued|running, the jobs ahead of
     it, the phase the worker last reported, the speed check it is on and how many it
-    finished."""
+    finished; which ``run`` of how many ``runs`` it is (web.data.ranking), and for a
+    queued run spaced from the one before, when it may start (``not_before``, ISO UTC)."""
     phase: str | None = None
     check: str | None = None
     finished = 0
@@ -151,4 +153,4 @@ def ranking_progress(state: str, position: int | None,
         elif kind_of(payload) is EventKind.THROUGHPUT:
             finished += 1
     return {"state": state, "position": position, "phase": phase, "check": check,
-            "finished": finished}
+            "finished": finished, "run": run, "runs": runs, "not_before": not_before}

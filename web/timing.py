@@ -12,6 +12,7 @@ every list is capped, so a malformed entry shows less, never breaks a page.
 from __future__ import annotations
 
 import math
+import statistics
 from typing import Any
 
 from markupsafe import Markup, escape
@@ -20,7 +21,52 @@ from judge.i18n import T
 
 MAX_PAIRS = 200  # pair ratios kept per check (the report's own cap)
 MAX_KINDS = 20
+MAX_RUNS = 10  # rank runs combined (settings: rank_runs, at most 10)
 ALL_INPUTS = T("全部输入", "all inputs")
+
+
+def combined_ratio(ratios: list[float]) -> float:
+    """The leaderboard's ratio from a submission's rank runs: their geometric mean (a
+    ratio's errors are relative; a run on a slow minute of the machine counts as much as
+    one on a quick minute, no more). 0.0 for none, or for any that is not positive."""
+    return statistics.geometric_mean(ratios) if ratios and min(ratios) > 0 else 0.0
+
+
+def combine(runs: list[list[dict[str, Any]]]) -> list[dict[str, Any]]:
+    """The checks of several rank runs of one submission (:func:`checks` dicts, oldest run
+    first) as one: per check of the last run, the ratio, the interval's ends and each kind's
+    median times are the geometric means of the runs' (an interval so combined is no
+    narrower than the runs' own: it is not claimed to be); the pairs add up, the plot shows
+    every run's pairs in order (thinned evenly to ``MAX_PAIRS``), and ``runs`` lists each
+    run's ratio."""
+    combined = []
+    for last in runs[-1]:
+        same = [c for run in runs for c in run if c["name"] == last["name"]]
+        ratios = [c["ratio"] for c in same]
+        c = {**last, "ratio": combined_ratio(ratios), "runs": ratios,
+             "pairs": sum(c["pairs"] for c in same), "refined": True}
+        bands = [c["interval"] for c in same]
+        c["interval"] = ([combined_ratio([b[0] for b in bands]),
+                          combined_ratio([b[1] for b in bands])]
+                         if all(bands) else None)
+        c["kinds"] = _combined_kinds([c["kinds"] for c in same])
+        dots = [r for c in same for r in c["pair_ratios"]]
+        step = len(dots) / MAX_PAIRS
+        c["pair_ratios"] = dots if step <= 1 else [dots[int(i * step)] for i in range(MAX_PAIRS)]
+        combined.append(c)
+    return combined
+
+
+def _combined_kinds(runs: list[list[dict[str, Any]]]) -> list[dict[str, Any]]:
+    """Each kind of input of the last run that every run timed, its times' geometric means."""
+    found = []
+    for k in runs[-1]:
+        same = [x for kinds in runs for x in kinds if x["kind"] == k["kind"]]
+        if len(same) == len(runs):
+            found.append({"kind": k["kind"],
+                          "sub_ms": combined_ratio([x["sub_ms"] for x in same]),
+                          "ref_ms": combined_ratio([x["ref_ms"] for x in same])})
+    return found
 
 
 def _number(value: Any) -> float | None:
@@ -69,6 +115,9 @@ def extras(entry: Any) -> dict[str, Any]:
         found["kinds"] = kinds
     if isinstance(entry.get("refined"), bool):
         found["refined"] = entry["refined"]
+    runs = entry.get("runs")
+    if isinstance(runs, list):
+        found["runs"] = [r for r in (_number(x) for x in runs[:MAX_RUNS]) if r is not None]
     return found
 
 
@@ -98,7 +147,7 @@ def check(entry: Any) -> dict[str, Any] | None:
         "name": entry["name"][:200], "device": str(entry.get("device", "cpu"))[:20],
         "verdict": str(entry.get("verdict", ""))[:32], "ratio": ratio, "min_ratio": bar,
         "pairs": int(_number(entry.get("pairs")) or 0), "interval": None, "pair_ratios": [],
-        "kinds": [], "refined": False,
+        "kinds": [], "refined": False, "runs": [],
         "title": title if isinstance(title, dict) and set(title) == {"zh", "en"} else None}
     shown.update(extras(entry))
     if not shown["kinds"] and sub_ms is not None and ref_ms is not None:
@@ -185,7 +234,9 @@ def pair_plot(c: dict[str, Any], lang: str) -> Markup:
     t = T("每个点是一对交替计时的调用：参考用时与提交用时之比", "each dot is one pair of "
           "interleaved timed calls: the reference's time over the submission's")
     label_bar = T(f"门槛 {bar:.2f}×", f"bar {bar:.2f}×")(lang)
-    label_ratio = T(f"中位数 {ratio:.2f}×", f"median {ratio:.2f}×")(lang)
+    runs = len(c.get("runs") or [])
+    label_ratio = (T(f"{runs} 次平均 {ratio:.2f}×", f"mean of {runs} runs {ratio:.2f}×")
+                   if runs > 1 else T(f"中位数 {ratio:.2f}×", f"median {ratio:.2f}×"))(lang)
     axis = T(f"第 1–{len(pairs)} 对", f"pairs 1–{len(pairs)}")(lang)
     parts = [
         f'<svg class="pair-plot" viewBox="0 0 {WIDTH} {HEIGHT}" width="100%" '

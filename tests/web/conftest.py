@@ -92,11 +92,13 @@ def database_url(request):
 
 @pytest.fixture
 def settings(tmp_path, problems_root, database_url) -> Settings:
+    """One rank run per ranking here, so that a test about a ranking posts one result;
+    tests/web/test_rank_runs.py times rankings by the default plan (several runs, spaced)."""
     return Settings(data_dir=tmp_path / "data", problems_dir=problems_root,
                     database_url=database_url,
                     worker_token="worker-secret", secret_key="test-secret",
                     submissions_per_minute=3, lease_seconds=30, claim_wait_seconds=0,
-                    max_code_bytes=2000, no_sandbox=True)
+                    max_code_bytes=2000, no_sandbox=True, rank_runs=1)
 
 
 @pytest.fixture

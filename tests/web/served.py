@@ -53,14 +53,16 @@ def free_port() -> int:
 
 @contextlib.contextmanager
 def serving(tmp: Path, *, workers: int = 1, startup_s: float = 90,
-            args: tuple[str, ...] = ()) -> Iterator[Served]:
+            args: tuple[str, ...] = (), env: dict[str, str] | None = None
+            ) -> Iterator[Served]:
     port = free_port()
     log = tmp / "serve.log"
     cmd = [sys.executable, "-m", "judge", "serve", "--host", "127.0.0.1", "--port", str(port),
            "--workers", str(workers), "--data-dir", str(tmp / "data"), *args]
     if not SANDBOXED:
         cmd.append("--no-sandbox")
-    env = {k: v for k, v in os.environ.items() if not k.startswith("JUDGE_")}
+    env = {**{k: v for k, v in os.environ.items() if not k.startswith("JUDGE_")},
+           **(env or {})}
     with open(log, "wb") as out:
         process = subprocess.Popen(cmd, cwd=ROOT, env=env, stdout=out, stderr=subprocess.STDOUT,
                                    start_new_session=True)

@@ -21,20 +21,12 @@ from tests.web.support import (
     rows,
     speed_report,
     submit,
+    with_speed_check,
 )
 from web import timing
 from web.data import queue
 
 both = pytest.mark.both_databases
-
-
-def with_speed_check(problems_root, app) -> None:
-    """add-one gets a speed check ("big"), so the leaderboard has a speed table for it."""
-    toml = problems_root / "add-one" / "problem.toml"
-    toml.write_text(toml.read_text() + '[[throughput]]\nname = "big"\nworkload = "big"\n')
-    from web.catalog import Catalog
-
-    app.state.catalog = Catalog(problems_root)
 
 
 def jobs(app, sid: int) -> list[tuple]:
@@ -127,7 +119,8 @@ def test_a_rank_result_fills_in_the_ratio_and_never_the_verdict(client, app, ali
                                {"event": "running", "name": "throughput:big"}])
     progress = client.get(f"/api/submissions/{sid}", headers=alice).json()["ranking_progress"]
     assert progress == {"state": "running", "position": None, "phase": "ranking",
-                        "check": "throughput:big", "finished": 0}
+                        "check": "throughput:big", "finished": 0, "run": 1, "runs": 1,
+                        "not_before": None}
     # the ranking's result fills in the ranking; the verdict and the report stay
     assert worker.result(job, speed_report(0.7734, refined=True, verdict="accepted")) == "stored"
     assert ranking_of(app, sid) == ("accepted", 0.81, "done", 0.7734)
@@ -330,7 +323,7 @@ def test_the_ranking_stream(client, app, alice, worker):
     assert worker.events(job, [{"event": "phase", "phase": "measuring"}])
     assert ranking_snapshot(app.state.sessionmaker, sid) == {
         "event": "ranking", "state": "running", "position": None, "phase": "measuring",
-        "check": None, "finished": 0}
+        "check": None, "finished": 0, "run": 1, "runs": 1, "not_before": None}
     assert worker.result(job, speed_report(0.79, refined=True)) == "stored"
     assert read_ranking_stream(client, sid, alice) == [
         {"event": "ranked", "ranking": "done", "rank_ratio": 0.79}]

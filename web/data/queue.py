@@ -179,7 +179,7 @@ def abandoned_report(job: Job) -> dict[str, Any]:
 
 def _claimable(db: Session, gpu: bool, now: datetime) -> list[Any]:
     """The queued jobs a worker with (or without) a GPU may take now."""
-    conditions = [Job.status == "queued"]
+    conditions = [Job.status == "queued", or_(Job.not_before.is_(None), Job.not_before <= now)]
     if not gpu:
         conditions.append(Job.needs_gpu.is_(False))
         if workers.gpu_worker_alive(db, now):
@@ -318,11 +318,12 @@ def take_file(db: Session, job_id: int, token: str, now: datetime, label: str) -
     return holder == shard
 
 
-def finish(db: Session, job_id: int, token: str, now: datetime,
-           result: dict[str, Any], summary: dict[str, Any]) -> tuple[str, Job | None]:
-    """Write a job's result once (a submission's report, or a validation's). Returns
-    ("stored", job), ("duplicate", job) when this lease already stored it, or
-    ("rejected", None) when the lease was lost."""
+def finish(db: Session, job_id: int, token: str, now: datetime, result: dict[str, Any],
+           summary: dict[str, Any], plan: ranking.RankPlan = ranking.DEFAULT_PLAN
+           ) -> tuple[str, Job | None]:
+    """Write a job's result once (a submission's report, or a validation's; a rank run's
+    ranks by ``plan``). Returns ("stored", job), ("duplicate", job) when this lease
+    already stored it, or ("rejected", None) when the lease was lost."""
     changed = rows_changed(db, update(Job).where(_holds_lease(job_id, token, now))
                        .values(status="done", finished_at=now))
     if changed != 1:
@@ -338,7 +339,7 @@ def finish(db: Session, job_id: int, token: str, now: datetime,
     elif job.kind == "run":
         runs.finished(db, job, result, now)
     elif job.kind == "rank":
-        ranking.ranked(db, job, result, now)
+        ranking.ranked(db, job, result, now, plan)
     else:
         sub = db.get(Submission, job.submission_id)
         version = summary.get("problem_version") or job.problem_version or (
@@ -347,7 +348,7 @@ def finish(db: Session, job_id: int, token: str, now: datetime,
         db.execute(update(Submission).where(Submission.id == job.submission_id)
                    .values(status="done", report=result, judged_at=now, **summary, **change))
         _follow_up_on_gpu(db, job, result, now)
-        ranking.after_judging(db, job, result, now)
+        ranking.after_judging(db, job, result, now, plan)
     db.execute(delete(JobEvent).where(JobEvent.job_id == job_id))
     db.commit()
     return "stored", job

@@ -18,7 +18,7 @@ from starlette.concurrency import run_in_threadpool
 from judge.i18n import T
 from judge.report import Report
 from web import timing
-from web.data import queue, workers
+from web.data import queue, ranking, workers
 from web.deps import HubDep, Now, SessionDep, SettingsDep, WorkerAuth
 from web.errors import Conflict, Invalid, NotFound
 from web.models import Job, Worker
@@ -187,7 +187,7 @@ def take(job_id: int, body: Take, db: SessionDep, now: Now) -> dict[str, Any]:
 
 @router.post("/jobs/{job_id}/result")
 def post_result(job_id: int, body: Result, db: SessionDep, hub: HubDep, request: Request,
-                now: Now) -> dict[str, Any]:
+                now: Now, settings: SettingsDep) -> dict[str, Any]:
     """The result, stored once per job and lease: a submission's full report
     (judge.report.Report.to_json; a rank job's fills in the ranking only), or a
     validation's ``{"ok", "errors", "files", ...}``."""
@@ -201,7 +201,8 @@ def post_result(job_id: int, body: Result, db: SessionDep, hub: HubDep, request:
             columns = {} if job is not None and job.kind == "rank" else summary(report)
     except (KeyError, TypeError, ValueError) as e:
         raise Invalid(T(f"评测报告格式不对：{e}", f"malformed report: {e}")) from None
-    status, held = queue.finish(db, job_id, body.lease_token, now, result, columns)
+    plan = ranking.RankPlan(settings.rank_runs, settings.rank_spacing_seconds)
+    status, held = queue.finish(db, job_id, body.lease_token, now, result, columns, plan)
     if held is None:
         raise Conflict(LEASE_LOST)
     hub.notify(_job_key(held))

@@ -135,9 +135,17 @@
     } catch { /* the page as it is stays */ }
   }
 
+  // A pending ranking's line: a run in progress or queued (which of how many), or the
+  // next run's earliest start (in the reader's time) while it waits out its spacing.
   function rankingText(ev) {
-    if (ev.state === "running") return text.phases[ev.phase] || text.phases.ranking;
-    return fill(text.rank_queued, { n: ev.position != null ? ev.position : "?" });
+    const run = ev.runs > 1 ? fill(text.rank_run, { k: ev.run, n: ev.runs }) : "";
+    if (ev.state === "running") return (text.phases[ev.phase] || text.phases.ranking) + run;
+    const later = ev.not_before ? new Date(ev.not_before) : null;
+    if (later && !Number.isNaN(later.getTime())) {
+      const at = later.toLocaleTimeString(document.documentElement.lang, { hour: "2-digit", minute: "2-digit" });
+      return fill(text.rank_later, { k: ev.run - 1, n: ev.runs, at });
+    }
+    return fill(text.rank_queued, { n: ev.position != null ? ev.position : "?" }) + run;
   }
 
   function follow(url, onEvent) {
