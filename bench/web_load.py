@@ -198,8 +198,10 @@ def server(folder: Path, db_url: str | None, processes: int, workers: int = 0,
     """``judge serve`` on a free port, its log in ``folder``: (URL, pid) once healthy."""
     port = free_port()
     env = {k: v for k, v in os.environ.items() if not k.startswith("JUDGE_")}
+    # (rank runs unspaced: the seed posts every run of every ranking at once)
     env.update(JUDGE_WORKER_TOKEN=TOKEN, JUDGE_SECRET_KEY="web-load",
-               JUDGE_SUBMISSIONS_PER_MINUTE="100000", JUDGE_SUBMISSIONS_IN_FLIGHT="100000")
+               JUDGE_SUBMISSIONS_PER_MINUTE="100000", JUDGE_SUBMISSIONS_IN_FLIGHT="100000",
+               JUDGE_RANK_SPACING_SECONDS="0")
     if db_url:
         env["JUDGE_DATABASE_URL"] = db_url
     env.update(env_extra or {})
@@ -238,7 +240,7 @@ def seed(url: str, users: int, ranked: bool = True) -> list[dict]:
             identities.append({"name": name, "token": token, "sid": sid})
     fake_worker(url, users, refined=False)  # the verdicts
     if ranked:
-        fake_worker(url, users, refined=True)  # the rank jobs they queued
+        fake_worker(url, users, refined=True, every=True)  # every run of their rankings
     for who in identities:
         with httpx.Client(base_url=url, timeout=60) as c:
             html = c.get("/login").text
@@ -254,18 +256,24 @@ def seed(url: str, users: int, ranked: bool = True) -> list[dict]:
     return identities
 
 
-def fake_worker(url: str, jobs: int, refined: bool) -> None:
+def fake_worker(url: str, jobs: int, refined: bool, every: bool = False) -> None:
     """Claim ``jobs`` jobs and post an accepted report with a speed ratio for each (a rank
-    job's report: ``refined``)."""
+    job's report: ``refined``); with ``every``, go on while jobs come (a ranking's later
+    runs, queued as the one before is stored)."""
     from judge.worker_client import WorkerClient
 
     worker = WorkerClient(url, TOKEN)
     wid = worker.register("web-load", False, {})
-    for n in range(jobs):
-        job = worker.claim(wid, False, 5.0)
+    n = 0
+    while n < jobs or every:
+        job = worker.claim(wid, False, 5.0 if n < jobs else 1.0)
         if job is None:
-            sys.exit(f"only {n} of {jobs} jobs could be claimed")
-        worker.result(job, verdict_report(job.problem, 0.8 + 0.4 * n / jobs, refined))
+            if n < jobs:
+                sys.exit(f"only {n} of {jobs} jobs could be claimed")
+            return
+        ratio = 0.8 + 0.4 * (job.submission_id % jobs) / jobs
+        worker.result(job, verdict_report(job.problem, ratio, refined))
+        n += 1
 
 
 @contextlib.contextmanager

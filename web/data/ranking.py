@@ -43,9 +43,9 @@ RANK_PRIORITY = -20  # below rejudges (-10) and validations (-5); claimed last a
 # rank_runs), each begun at least RANK_SPACING_S after the one before ended (settings:
 # rank_spacing_seconds). One run's ratio follows the machine's state over minutes, which
 # no number of pairs within the run averages out: padding-collate's numpy_full_from_numpy
-# (1.6x the reference) spread over 1.092-1.119 (max/min) in 20 single runs, and its
-# recorded runs, combined three at a time about three to four minutes apart, over
-# 1.048-1.077 (see the README, "Verdicts in two seconds").
+# (1.6x the reference) spread over 1.092-1.119 (max/min) in 20 single runs; 20 judgings
+# of three runs each, 240 s apart, over 1.046, where the same 60 runs read singly spread
+# over 1.142 (bench/throughput_stability.py; the README, "Verdicts in two seconds").
 RANK_RUNS = 3
 RANK_SPACING_S = 240.0
 
