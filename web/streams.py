@@ -11,6 +11,7 @@ import logging
 import time
 from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass, field
+from datetime import datetime
 from typing import Any
 
 from sqlalchemy.exc import SQLAlchemyError
@@ -181,26 +182,29 @@ def _shown(result: Any) -> tuple[Any, Any]:
         else (None, None)
 
 
-def ranking_now(db: Session, sub: Submission) -> dict[str, Any] | None:
+def ranking_now(db: Session, sub: Submission, now: datetime) -> dict[str, Any] | None:
     """A pending ranking's progress (web.submission_view.ranking_progress); None when the
-    submission's ranking is not pending."""
+    submission's ranking is not pending. A queued run's ``not_before`` only while it is
+    still ahead of ``now`` (then its queue position tells more)."""
     job = ranking.current_rank_job(db, sub.id) if sub.rank_status == "pending" else None
     if job is None:
         return None
     position = queue.queue_position(db, job) if job.status == "queued" else None
     done, wanted = ranking.runs_done(sub)
-    later = job.not_before if job.status == "queued" else None
+    later = job.not_before if job.status == "queued" and job.not_before and \
+        job.not_before > now else None
     return ranking_progress(job.status, position, ranking.rank_events(db, job.id),
                             run=done + 1, runs=wanted,
                             not_before=later.isoformat() + "Z" if later else None)
 
 
-def ranking_snapshot(maker: sessionmaker[Session], sid: int) -> dict[str, Any] | None:
+def ranking_snapshot(maker: sessionmaker[Session], sid: int,
+                     clock: Callable[[], datetime]) -> dict[str, Any] | None:
     with maker() as db:
         sub = submissions.get_submission(db, sid)
         if sub is None:
             return None
-        progress = ranking_now(db, sub)
+        progress = ranking_now(db, sub, clock())
         if progress is not None:
             return {"event": "ranking", **progress}
         return {"event": "ranked", "ranking": sub.rank_status, "rank_ratio": sub.rank_ratio}
@@ -228,11 +232,11 @@ async def snapshots(read: Callable[[], dict[str, Any] | None], hub: Hub, key: An
         await hub.wait(key, POLL_S)
 
 
-def follow_ranking(maker: sessionmaker[Session], hub: Hub, sid: int,
-                   request: Request) -> AsyncIterator[str]:
+def follow_ranking(maker: sessionmaker[Session], hub: Hub, sid: int, request: Request,
+                   clock: Callable[[], datetime]) -> AsyncIterator[str]:
     """Server-sent snapshots of a submission's ranking job, one per change, then
     ``ranked`` (at once when its ranking is not pending)."""
-    return snapshots(lambda: ranking_snapshot(maker, sid), hub, ("submission", sid),
+    return snapshots(lambda: ranking_snapshot(maker, sid, clock), hub, ("submission", sid),
                      lambda snap: snap["event"] == "ranked", request)
 
 

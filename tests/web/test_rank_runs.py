@@ -90,6 +90,12 @@ def test_the_leaderboard_waits_for_every_run_then_ranks_their_geometric_mean(
     clock.advance(RANK_SPACING_S - 1)
     assert claim(worker) is None
     clock.advance(1)
+    # due: the page tells its place in the queue again, no start time in the past
+    progress = client.get(f"/api/submissions/{sid}", headers=alice).json()["ranking_progress"]
+    assert (progress["state"], progress["run"], progress["position"],
+            progress["not_before"]) == ("queued", 2, 0, None)
+    assert "排行榜测速排队中（前面还有 0 个任务） （第 2/3 次）" in visible(
+        client.get(f"/submissions/{sid}").text)
     rank_run(worker, 0.88)
     assert ranking_of(app, sid) == ("pending", None)
     clock.advance(RANK_SPACING_S)

@@ -321,7 +321,7 @@ def test_the_ranking_stream(client, app, alice, worker):
     judge_next(worker, speed_report(0.81))
     job = claim_rank(worker)
     assert worker.events(job, [{"event": "phase", "phase": "measuring"}])
-    assert ranking_snapshot(app.state.sessionmaker, sid) == {
+    assert ranking_snapshot(app.state.sessionmaker, sid, app.state.clock) == {
         "event": "ranking", "state": "running", "position": None, "phase": "measuring",
         "check": None, "finished": 0, "run": 1, "runs": 1, "not_before": None}
     assert worker.result(job, speed_report(0.79, refined=True)) == "stored"

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from datetime import datetime
 from typing import Any
 
 from fastapi import APIRouter, Request
@@ -56,7 +57,8 @@ def readable(db: Session, sid: int, user: User) -> Submission:
     return sub
 
 
-def view(db: Session, sub: Submission, user: User, lang: str) -> dict[str, Any]:
+def view(db: Session, sub: Submission, user: User, lang: str,
+         now: datetime) -> dict[str, Any]:
     position, events = None, None
     if sub.status != "done":
         job = queue.current_job(db, sub.id)
@@ -64,7 +66,7 @@ def view(db: Session, sub: Submission, user: User, lang: str) -> dict[str, Any]:
             position = queue.queue_position(db, job)
         events = submissions.events_after(db, sub.id, 0)
     return submission_view(sub, lang, full=user.is_admin, position=position, events=events,
-                           ranking=ranking_now(db, sub))
+                           ranking=ranking_now(db, sub, now))
 
 
 @router.post("", status_code=202, response_model=Accepted)
@@ -78,24 +80,32 @@ def create(body: NewSubmission, user: TokenUser, db: SessionDep, settings: Setti
 
 @router.get("/{sid}")
 def read(sid: int, request: Request, user: ApiUser, db: SessionDep,
-         cache: CacheDep) -> dict[str, Any]:
+         cache: CacheDep, now: Now) -> dict[str, Any]:
     """A submission (owner or admin): status, verdict and tests; hidden tests redacted."""
     lang = request_lang(request)
 
     def build() -> tuple[int, dict[str, Any]]:
         sub = readable(db, sid, user)
-        return sub.user_id, view(db, sub, user, lang)
+        return sub.user_id, view(db, sub, user, lang, now)
 
     # A judged submission changes only when it is written again (a rejudge, its ranking).
     # One in progress also changes with its job's progress events (its own scope) and with
     # the queue (its position, its job's state): it is kept until the queue moves.
+    # A ranking run waiting out its spacing becomes due with no write at all: not kept.
     owner, data = cache.get(("submission", sid, lang, user.is_admin), build,
+                            keep=lambda built: not waiting(built[1]),
                             scopes=lambda built: [("submission", sid)] if settled(built)
                             else [("submission", sid), QUEUE])
     if owner != user.id and not user.is_admin:
         raise NotFound(NOT_FOUND)
-    keep(request)
+    if not waiting(data):
+        keep(request)
     return data
+
+
+def waiting(data: dict[str, Any]) -> bool:
+    """A view whose ranking's next run waits out its spacing (it changes with the clock)."""
+    return bool((data["ranking_progress"] or {}).get("not_before"))
 
 
 def settled(built: tuple[int, dict[str, Any]]) -> bool:
@@ -122,4 +132,5 @@ def ranking_events(sid: int, request: Request, user: ApiUser,
     """The leaderboard timing's progress as server-sent events: ranking, then ranked."""
     readable(db, sid, user)
     state = request.app.state
-    return event_response(follow_ranking(state.sessionmaker, state.hub, sid, request))
+    return event_response(follow_ranking(state.sessionmaker, state.hub, sid, request,
+                                         state.clock))

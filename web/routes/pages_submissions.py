@@ -29,7 +29,7 @@ def submission(sid: int, request: Request, user: LoggedIn, db: SessionDep,
     """A submission; its owner opening it has seen how a rejudge changed its verdict."""
     sub = readable(db, sid, user)
     lang = page_lang(request, user)
-    data = view(db, sub, user, lang)
+    data = view(db, sub, user, lang, now)
     if sub.user_id == user.id:
         submissions.mark_change_seen(db, sub, now)
     return render(request, "submission.html", user, lang, sub=sub, p=catalog.get(sub.problem),
