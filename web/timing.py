@@ -41,19 +41,19 @@ def combine(runs: list[list[dict[str, Any]]]) -> list[dict[str, Any]]:
     run's ratio."""
     combined = []
     for last in runs[-1]:
-        same = [c for run in runs for c in run if c["name"] == last["name"]]
-        ratios = [c["ratio"] for c in same]
-        c = {**last, "ratio": combined_ratio(ratios), "runs": ratios,
-             "pairs": sum(c["pairs"] for c in same), "refined": True}
-        bands = [c["interval"] for c in same]
-        c["interval"] = ([combined_ratio([b[0] for b in bands]),
-                          combined_ratio([b[1] for b in bands])]
-                         if all(bands) else None)
-        c["kinds"] = _combined_kinds([c["kinds"] for c in same])
-        dots = [r for c in same for r in c["pair_ratios"]]
+        same = [x for run in runs for x in run if x["name"] == last["name"]]
+        ratios = [x["ratio"] for x in same]
+        bands = [x["interval"] for x in same]
+        dots = [r for x in same for r in x["pair_ratios"]]
         step = len(dots) / MAX_PAIRS
-        c["pair_ratios"] = dots if step <= 1 else [dots[int(i * step)] for i in range(MAX_PAIRS)]
-        combined.append(c)
+        combined.append({
+            **last, "ratio": combined_ratio(ratios), "runs": ratios, "refined": True,
+            "pairs": sum(x["pairs"] for x in same),
+            "interval": ([combined_ratio([b[0] for b in bands]),
+                          combined_ratio([b[1] for b in bands])] if all(bands) else None),
+            "kinds": _combined_kinds([x["kinds"] for x in same]),
+            "pair_ratios": dots if step <= 1 else [dots[int(i * step)]
+                                                   for i in range(MAX_PAIRS)]})
     return combined
 
 
