@@ -68,6 +68,19 @@ def test_the_default_plan_is_three_runs_four_minutes_apart():
     assert (plain.rank_runs, plain.rank_spacing_seconds) == (3, 240.0)
 
 
+@pytest.mark.parametrize(("name", "value"), [("JUDGE_RANK_RUNS", "0"),
+                                             ("JUDGE_RANK_RUNS", "three"),
+                                             ("JUDGE_RANK_SPACING_SECONDS", "-1")])
+def test_a_bad_rank_plan_is_refused_by_name(monkeypatch, name, value):
+    from pydantic import ValidationError
+
+    from web.settings import Settings
+
+    monkeypatch.setenv(name, value)
+    with pytest.raises(ValidationError, match=name.removeprefix("JUDGE_").lower()):
+        Settings()
+
+
 @both
 def test_the_leaderboard_waits_for_every_run_then_ranks_their_geometric_mean(
         client, app, alice, worker, clock, problems_root):
