@@ -126,6 +126,11 @@ def rows(app, sql: str) -> list:
         return list(conn.execute(text(sql)))
 
 
+def visible(html: str) -> str:
+    """A page's text as a reader sees it: no scripts, styles or tags, spaces collapsed."""
+    html = re.sub(r"<(script|style)\b.*?</\1>", "", html, flags=re.S)
+    return re.sub(r"\s+", " ", re.sub(r"<[^>]+>", " ", html))
+
 
 def fake_report(passed: bool = True, *, message: str = "", output: str = "") -> dict:
     """A report as a worker would post it for add-one: the public example passes (with

@@ -20,6 +20,7 @@ from tests.web.support import (
     rows,
     submit,
     upload,
+    visible,
 )
 
 pytestmark = pytest.mark.both_databases  # each test on SQLite and on PostgreSQL
@@ -266,11 +267,6 @@ def test_a_package_that_needs_cuda_is_validated_by_a_gpu_worker(client, admin, w
     assert worker.claim(worker.register("cpu", False, {}), False, 0) is None
     job = worker.claim(worker.register("gpu", True, {}), True, 0)
     assert job is not None and job.kind == "validate"
-
-
-def visible(html: str) -> str:
-    html = re.sub(r"<(script|style)\b.*?</\1>", "", html, flags=re.S)
-    return re.sub(r"\s+", " ", re.sub(r"<[^>]+>", " ", html))
 
 
 def finish_validation(client, vid: int, files: list[dict], errors: list[str] = ()) -> None:

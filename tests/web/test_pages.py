@@ -17,12 +17,8 @@ from tests.web.support import (
     make_user,
     rows,
     submit,
+    visible,
 )
-
-
-def visible_text(html: str) -> str:
-    html = re.sub(r"<(script|style)\b.*?</\1>", "", html, flags=re.S)
-    return re.sub(r"\s+", " ", re.sub(r"<[^>]+>", " ", html))
 
 
 @pytest.fixture
@@ -40,7 +36,7 @@ def page_submit(client, code: str = GOOD, slug: str = "add-one"):
 def test_problem_list_in_chinese_by_default(client):
     html = client.get("/").text
     assert '<html lang="zh-CN">' in html
-    text = visible_text(html)
+    text = visible(html)
     for expected in ("题目", "难度", "你的状态", "通过率", "加一", "简单", "warm-up"):
         assert expected in text
     assert 'href="/problems/add-one"' in html
@@ -49,17 +45,17 @@ def test_problem_list_in_chinese_by_default(client):
 def test_problem_list_shows_status_and_acceptance(logged_in, alice, worker):
     submit(logged_in, alice)
     judge_next(worker, fake_report(passed=False))
-    text = visible_text(logged_in.get("/").text)
+    text = visible(logged_in.get("/").text)
     assert "尝试过" in text and "0% (0/1)" in text
     submit(logged_in, alice)
     judge_next(worker)
-    text = visible_text(logged_in.get("/").text)
+    text = visible(logged_in.get("/").text)
     assert "已通过" in text and "50% (1/2)" in text
 
 
 def test_problem_page(client):
     html = client.get("/problems/add-one").text
-    text = visible_text(html)
+    text = visible(html)
     assert "3. 加一" in text and "给每个元素加一" in text
     assert "每个用例的时间" in text and "5.0 s" in text and "2048 MB" in text
     assert "example_small" in text and "large_values" not in html  # examples: public only
@@ -99,7 +95,7 @@ def test_editor_bundle_is_loaded_when_built(client, monkeypatch, tmp_path):
 
 def test_unknown_problem_page(client):
     r = client.get("/problems/nope")
-    assert r.status_code == 404 and "没有这道题" in visible_text(r.text)
+    assert r.status_code == 404 and "没有这道题" in visible(r.text)
 
 
 def test_register_login_logout(client, app):
@@ -144,7 +140,7 @@ def test_logging_out_ends_the_session_on_the_server(client, alice, app):
 ])
 def test_register_errors_are_shown_and_nothing_stored(client, app, form, message):
     r = client.post("/register", data={**form, "csrf_token": csrf(client, "/register")})
-    assert r.status_code == 422 and message in visible_text(r.text)
+    assert r.status_code == 422 and message in visible(r.text)
     assert rows(app, "select count(*) from users")[0][0] == 0
 
 
@@ -181,11 +177,11 @@ def test_submit_from_the_page_and_watch(logged_in, worker):
     assert r.status_code == 303
     url = r.headers["location"]
     html = logged_in.get(url).text
-    assert 'data-status="queued"' in html and "排队中" in visible_text(html)
+    assert 'data-status="queued"' in html and "排队中" in visible(html)
     assert '<script src="/static/submission.js" defer></script>' in html
     judge_next(worker, fake_report(passed=False, message="note", output="hello"))
     html = logged_in.get(url).text
-    text = visible_text(html)
+    text = visible(html)
     assert 'data-status="done"' in html and "答案错误" in text and "通过 1 / 2 个测试" in text
     assert "example_small" in text and "large_values" in text and "隐藏" in text
     assert "note" in text and "hello" in text
@@ -206,7 +202,7 @@ def test_code_that_is_not_utf8_is_refused_from_the_page_too(logged_in, app):
     form = {"Content-Type": "application/x-www-form-urlencoded"}
     r = logged_in.post("/problems/add-one/submit", headers=form,
                        content=f"csrf_token={token}&code=%FF%FEabc".encode())
-    assert r.status_code == 400 and "表单里的文字不是合法的 UTF-8 编码" in visible_text(r.text)
+    assert r.status_code == 400 and "表单里的文字不是合法的 UTF-8 编码" in visible(r.text)
     body, headers = multipart({"csrf_token": token.encode(),
                                "code": b"def add_one(x):\n    return x + 1  # \xe9\n"})
     r = logged_in.post("/problems/add-one/submit?lang=en", headers=headers, content=body)
@@ -246,7 +242,7 @@ def test_a_refused_submission_keeps_the_code_and_says_why(logged_in, app):
     page_submit(logged_in)
     r = page_submit(logged_in, code="def add_one(x):\n    return x + 2  # second try\n")
     assert r.status_code == 429
-    assert "排队或评测中" in visible_text(r.text)
+    assert "排队或评测中" in visible(r.text)
     assert "# second try" in r.text and 'data-from-server="1"' in r.text
     assert rows(app, "select count(*) from submissions")[0][0] == 1
 
@@ -272,7 +268,7 @@ def test_history(logged_in, alice, worker):
         ids.append(submit(logged_in, alice).json()["id"])
         judge_next(worker, fake_report(passed=passed))
     html = logged_in.get("/submissions").text
-    text = visible_text(html)
+    text = visible(html)
     assert "我的提交记录" in text and "答案错误" in text and "通过" in text
     assert text.index(f"#{ids[1]}") < text.index(f"#{ids[0]}")  # newest first
     assert "1 / 2" in text and "2 / 2" in text
@@ -286,7 +282,7 @@ def test_history_needs_a_login(client):
 def test_leaderboard(logged_in, alice, worker, client):
     submit(logged_in, alice)
     judge_next(worker)
-    text = visible_text(logged_in.get("/leaderboard").text)
+    text = visible(logged_in.get("/leaderboard").text)
     assert "排行榜" in text and "alice" in text and "通过题数" in text
     assert "这道题没有速度检查" in text
 
@@ -320,10 +316,10 @@ def test_throughput_ratio_is_shown_and_ranked(logged_in, alice, worker, client, 
                              "verdict": "accepted", "title": {"zh": "大批次", "en": "big batch"}}]
     sid = submit(logged_in, alice).json()["id"]
     judge_next(worker, report)
-    text = visible_text(logged_in.get(f"/submissions/{sid}").text)
+    text = visible(logged_in.get(f"/submissions/{sid}").text)
     assert "大批次" in text and "0.81×" in text and "0.50×" in text
     assert rows(app, f"select ratio from submissions where id = {sid}")[0][0] == 0.8123
-    assert "0.81×" in visible_text(logged_in.get("/submissions").text)
+    assert "0.81×" in visible(logged_in.get("/submissions").text)
     # the leaderboard ranks the refined ratios of problems that have a speed check (the
     # ranking job's, tests/web/test_ranking.py); until it ran: pending, never 0.81×
     (problems_root / "add-one" / "problem.toml").write_text(
@@ -332,11 +328,11 @@ def test_throughput_ratio_is_shown_and_ranked(logged_in, alice, worker, client, 
     from web.catalog import Catalog
 
     app.state.catalog = Catalog(problems_root)
-    board = visible_text(logged_in.get("/leaderboard").text)
+    board = visible(logged_in.get("/leaderboard").text)
     assert "alice 测速中" in board and "0.81×" not in board
     rank = worker.claim(worker.register("ranker", False, {}), False, 0)
     assert rank is not None and rank.kind == "rank"
     report["throughput"][0].update(ratio=0.7912, refined=True)
     assert worker.result(rank, report) == "stored"
-    assert "alice 0.79×" in visible_text(logged_in.get("/leaderboard").text)
-    assert "0.79×" in visible_text(logged_in.get("/submissions").text)  # refined now
+    assert "alice 0.79×" in visible(logged_in.get("/leaderboard").text)
+    assert "0.79×" in visible(logged_in.get("/submissions").text)  # refined now

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import json
 import math
-import re
 
 import pytest
 from sqlalchemy import text
@@ -20,6 +19,7 @@ from tests.web.support import (
     rows,
     speed_report,
     submit,
+    visible,
     with_speed_check,
 )
 from web import timing
@@ -54,11 +54,6 @@ def rank_run(worker, ratio: float, verdict: str = "accepted") -> None:
     job = claim(worker)
     assert job is not None and job.kind == "rank"
     assert worker.result(job, speed_report(ratio, refined=True, verdict=verdict)) == "stored"
-
-
-def visible(html: str) -> str:
-    html = re.sub(r"<(script|style)\b.*?</\1>", "", html, flags=re.S)
-    return re.sub(r"\s+", " ", re.sub(r"<[^>]+>", " ", html))
 
 
 def test_the_default_plan_is_three_runs_four_minutes_apart():

@@ -21,6 +21,7 @@ from tests.web.support import (
     rows,
     speed_report,
     submit,
+    visible,
     with_speed_check,
 )
 from web import timing
@@ -44,11 +45,6 @@ def claim_rank(worker, gpu: bool = False):
     job = worker.claim(wid, gpu, 0)
     assert job is not None and job.kind == "rank"
     return job
-
-
-def visible(html: str) -> str:
-    html = re.sub(r"<(script|style)\b.*?</\1>", "", html, flags=re.S)
-    return re.sub(r"\s+", " ", re.sub(r"<[^>]+>", " ", html))
 
 
 @both
