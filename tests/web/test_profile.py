@@ -23,7 +23,7 @@ from tests.web.support import (
     rows,
     write_bank,
 )
-from tests.web.test_pages import visible_text
+from tests.web.support import visible
 
 EXPLANATION_EN = """# How it works
 
@@ -78,11 +78,11 @@ def test_a_profile_shows_solved_problems_best_speed_and_activity(logged_in, alic
     clock.advance(86400)
     judged(logged_in, alice, worker, clock, ratio=0.93)
     html = client.get("/users/alice").text
-    text = visible_text(html)
+    text = visible(html)
     assert "alice" in text and "1 / 1" in text  # one problem, solved
     solved = re.search(r'<table class="board" id="solved">.*?</table>', html, re.S)[0]
-    assert "3. 加一" in visible_text(solved) and "0.93×" in solved and "0.61×" not in solved
-    assert "2 / 3" in visible_text(solved)  # accepted / submitted
+    assert "3. 加一" in visible(solved) and "0.93×" in solved and "0.61×" not in solved
+    assert "2 / 3" in visible(solved)  # accepted / submitted
     day1, day2 = clock.now.date() - timedelta(days=1), clock.now.date()
     assert f'data-day="{day1.isoformat()}" data-count="2"' in html
     assert f'data-day="{day2.isoformat()}" data-count="1"' in html
@@ -94,9 +94,9 @@ def test_a_profile_in_english_and_tried_problems(client, alice, worker, clock):
     judged(client, alice, worker, clock, passed=False)
     client.cookies.set("lang", "en")
     html = client.get("/users/alice").text
-    text = visible_text(html)
+    text = visible(html)
     assert "Solved" in text and "No problem solved yet." in text
-    tried = visible_text(re.search(r'<ul id="tried">.*?</ul>', html, re.S)[0])
+    tried = visible(re.search(r'<ul id="tried">.*?</ul>', html, re.S)[0])
     assert "Tried" in text and tried.strip() == "3. Add one · 1 submission"
 
 
@@ -179,7 +179,7 @@ def test_the_pager_keeps_the_filters(logged_in, alice, worker, clock, monkeypatc
     ids = [judged(logged_in, alice, worker, clock, passed=False) for _ in range(3)]
     judged(logged_in, alice, worker, clock)
     html = logged_in.get("/submissions?verdict=wrong_answer&problem=add-one").text
-    assert "1 / 3" in visible_text(html)
+    assert "1 / 3" in visible(html)
     assert 'href="/submissions?problem=add-one&amp;verdict=wrong_answer&amp;page=2"' in html
     html = logged_in.get("/submissions?problem=add-one&verdict=wrong_answer&page=3").text
     assert f'data-id="{ids[0]}"' in html
@@ -198,7 +198,7 @@ def test_a_diff_between_two_of_ones_submissions(logged_in, alice, worker, clock)
     assert "# &lt;script&gt;alert(&#39;diff&#39;)&lt;/script&gt;" in html
     assert re.search(r'<tr class="del">.*x \+ \(x &lt; 1000\)\.long\(\)', html)
     assert re.search(r'<tr class="add">.*return x \+ 1</td>', html)
-    assert "+2" in visible_text(html) and "−1" in visible_text(html)
+    assert "+2" in visible(html) and "−1" in visible(html)
     same = logged_in.get(f"/submissions/{new}/diff/{new}").text
     assert 'id="identical"' in same
     data = logged_in.get(f"/api/submissions/{old}/diff/{new}").json()
