@@ -581,6 +581,55 @@ def test_staging_timed_by_the_wall_clock_is_charged_as_one_median():
     assert m.wall_staging and m.ratios == [pytest.approx(1.0)] * 8
 
 
+SPIN_OR_NAP = FAST + """
+import time
+
+def spin(seconds):
+    end = time.process_time() + seconds
+    while time.process_time() < end:
+        pass
+    return True
+
+def nap(seconds):
+    time.sleep(seconds)
+    return True
+"""
+
+
+def test_a_runner_without_cgroups_has_its_staging_read_in_cpu_time(launcher, tmp_path):
+    """The learner's own machine (the plain launcher, no cgroups) charges staging by the
+    runner's CPU clock as the sandbox does by its cgroup's: on the wall clock, which waits
+    for whatever else the machine runs, a correct submission's staging of a sub-millisecond
+    call came out milliseconds later than the reference's often enough to read as work
+    moved into staging, and a correct solution was judged too slow (0.23x of a 0.4x bar).
+    The runner's clock counts what it works, not what it waits, and stops with it."""
+    from judge.grader import Sessions
+    from judge.package import load_problem
+    from tests.conftest import write_problem
+
+    problem = load_problem(write_problem(tmp_path / "problems"))
+    root = tmp_path / "job"
+    root.mkdir()
+    sessions = Sessions(launcher, problem, root, SPIN_OR_NAP, "cpu")
+    try:
+        sub = sessions.get("sub")
+
+        def cpu_s(fn: str, seconds: float) -> float:
+            before = sub.process.cpu_time_ns()
+            assert sub.call("sub", fn, [seconds], {}).value is True
+            return (sub.process.cpu_time_ns() - before) / 1e9
+
+        assert cpu_s("spin", 0.2) >= 0.2
+        assert cpu_s("nap", 0.3) < 0.1
+        sub.timed_run("sub", "nap", [0.0], {}, 5.0)
+        assert sub.last_stage_cpu_s is not None and 0 <= sub.last_stage_cpu_s < 0.1
+        process = sub.process
+    finally:
+        sessions.close()
+    process.wait(5.0)
+    assert process.cpu_time_ns() is None  # never a clock of whatever reuses its pid
+
+
 def test_pairs_in_which_the_idle_side_ran_are_thrown_away_and_too_many_are_too_slow(
         problem, launcher, monkeypatch):
     """A window in which the side not being timed used CPU is not a valid pair; a
