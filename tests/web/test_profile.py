@@ -21,9 +21,9 @@ from tests.web.support import (
     make_admin,
     make_user,
     rows,
+    visible,
     write_bank,
 )
-from tests.web.support import visible
 
 EXPLANATION_EN = """# How it works
 
