@@ -1,4 +1,5 @@
-"""Shared fixtures: a plain launcher (the sandbox has its own suite) and tiny problems."""
+"""Shared fixtures: a plain launcher (the sandbox has its own suite), a quick one, and tiny
+problems."""
 
 from __future__ import annotations
 
@@ -27,6 +28,27 @@ def pytest_configure(config):
 @pytest.fixture
 def launcher():
     return PlainLauncher()
+
+
+@pytest.fixture(scope="session")
+def quick_launcher():
+    """For tests of what a judging says rather than how its runners start (hints, the
+    practice pack): this xdist worker's warm sandbox launcher where the machine has the
+    sandbox (CI: each runner a fork of a template that imported torch once, a judging in
+    about a tenth of a second), else the plain launcher (each runner imports torch, 2-3 s
+    of CPU on a CI machine, twice a judging)."""
+    from judge.isolation import sandbox_unavailable
+
+    if sandbox_unavailable() is not None:
+        yield PlainLauncher()
+        return
+    from tests.sandbox.helpers import make_launcher
+
+    launcher = make_launcher()
+    if launcher.template is not None:
+        launcher.template.wait_ready()
+    yield launcher
+    launcher.close()
 
 
 TOML = """

@@ -11,7 +11,6 @@ import pytest
 from judge.grader import Options, grade
 from judge.package import load_problem
 from judge.verdict import Verdict
-from sandbox.launch import PlainLauncher
 
 ROOT = Path(__file__).resolve().parents[2] / "problems"
 
@@ -124,26 +123,29 @@ def problems():
 
 @pytest.mark.parametrize(("slug", "fixture", "case", "words"), HINTS,
                          ids=[f"{s}/{f}" for s, f, _, _ in HINTS])
-def test_a_known_bug_gets_its_hint(problems, tmp_path, slug, fixture, case, words):
+def test_a_known_bug_gets_its_hint(problems, quick_launcher, tmp_path, slug, fixture, case,
+                                   words):
     if slug not in problems:
         problems[slug] = load_problem(ROOT / slug)
     code = (ROOT / slug / "submissions" / "wrong_answer" / f"{fixture}.py").read_text()
+    # the first failing case comes before or at the first hidden one: the rest need not run
     options = Options(seed=7, throughput=False, cases=(case,) if case else (),
-                      jobs_root=tmp_path)
-    report = grade(problems[slug], code, PlainLauncher(), options)
+                      jobs_root=tmp_path, stop_at_hidden_failure=True)
+    report = grade(problems[slug], code, quick_launcher, options)
     assert report.verdict is Verdict.WRONG_ANSWER, report.to_json("en")
     first = next(t for t in report.tests if t.verdict is Verdict.WRONG_ANSWER)
     assert words in first.message("en"), first.message("en")
     assert first.message("zh") and first.message("zh") != first.message("en")
 
 
-def test_a_scaler_used_out_of_order_gets_a_hint_with_its_runtime_error(tmp_path):
+def test_a_scaler_used_out_of_order_gets_a_hint_with_its_runtime_error(quick_launcher,
+                                                                       tmp_path):
     """GradScaler's own messages for misuse are terse ("No inf checks were recorded for
     this optimizer."): amp-step's cases add what to change (t.explain_errors)."""
     problem = load_problem(ROOT / "amp-step")
     path = ROOT / "amp-step/submissions/runtime_error/zero_grad_to_none_after_backward.py"
     options = Options(seed=7, throughput=False, cases=("example_one_step",), jobs_root=tmp_path)
-    report = grade(problem, path.read_text(), PlainLauncher(), options)
+    report = grade(problem, path.read_text(), quick_launcher, options)
     assert report.verdict is Verdict.RUNTIME_ERROR, report.to_json("en")
     message = report.tests[0].message
     assert "No inf checks were recorded for this optimizer" in message.en

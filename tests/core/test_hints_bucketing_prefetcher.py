@@ -11,7 +11,6 @@ import pytest
 from judge.grader import Options, grade
 from judge.package import load_problem
 from judge.verdict import Verdict
-from sandbox.launch import PlainLauncher
 
 ROOT = Path(__file__).resolve().parents[2] / "problems"
 
@@ -50,20 +49,21 @@ CUDA_HINTS = [
 ]
 
 
-def first_failure(slug, fixture, case, tmp_path, cuda=False):
+def first_failure(slug, fixture, case, tmp_path, launcher, cuda=False):
     problem = load_problem(ROOT / slug)
     code = (ROOT / slug / "submissions" / "wrong_answer" / f"{fixture}.py").read_text()
+    # the first failing case comes before or at the first hidden one: the rest need not run
     options = Options(seed=7, throughput=False, cases=(case,) if case else (),
-                      jobs_root=tmp_path, cuda=cuda)
-    report = grade(problem, code, PlainLauncher(), options)
+                      jobs_root=tmp_path, cuda=cuda, stop_at_hidden_failure=True)
+    report = grade(problem, code, launcher, options)
     assert report.verdict is Verdict.WRONG_ANSWER, report.to_json("en")
     return next(t for t in report.tests if t.verdict is Verdict.WRONG_ANSWER)
 
 
 @pytest.mark.parametrize(("slug", "fixture", "case", "words"), HINTS,
                          ids=[f"{s}/{f}" for s, f, _, _ in HINTS])
-def test_a_known_bug_gets_its_hint(tmp_path, slug, fixture, case, words):
-    first = first_failure(slug, fixture, case, tmp_path)
+def test_a_known_bug_gets_its_hint(quick_launcher, tmp_path, slug, fixture, case, words):
+    first = first_failure(slug, fixture, case, tmp_path, quick_launcher)
     assert words in first.message("en"), first.message("en")
     assert first.message("zh") and first.message("zh") != first.message("en")
 
@@ -71,9 +71,10 @@ def test_a_known_bug_gets_its_hint(tmp_path, slug, fixture, case, words):
 @pytest.mark.gpu
 @pytest.mark.parametrize(("slug", "fixture", "case", "words"), CUDA_HINTS,
                          ids=[f"{s}/{f}" for s, f, _, _ in CUDA_HINTS])
-def test_a_bug_only_a_gpu_shows_gets_its_hint(tmp_path, slug, fixture, case, words):
+def test_a_bug_only_a_gpu_shows_gets_its_hint(quick_launcher, tmp_path, slug, fixture, case,
+                                              words):
     torch = pytest.importorskip("torch")
     if not torch.cuda.is_available():
         pytest.skip("no CUDA device")
-    first = first_failure(slug, fixture, case, tmp_path, cuda=True)
+    first = first_failure(slug, fixture, case, tmp_path, quick_launcher, cuda=True)
     assert words in first.message("en"), first.message("en")
