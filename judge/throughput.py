@@ -332,14 +332,11 @@ def paused(session: Any, away_from: int | None = None) -> Iterator[Window]:
         yield window
         return
     window.stopped = process.pause(True, away_from)
-    # Its CPU time is read only once it is known stopped: a SIGSTOP lands when the process
-    # next leaves the kernel, so one still in a system call (unmapping what it freed after
-    # its answer) would read as running while it was only stopping.
-    before = process.cpu_time_ns() if window.stopped else None
+    before = process.cpu_time_ns()
     try:
         yield window
     finally:
-        after = process.cpu_time_ns() if before is not None else None
+        after = process.cpu_time_ns()
         process.pause(False)
         if before is not None and after is not None:
             window.ran_s = (after - before) / 1e9

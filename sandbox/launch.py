@@ -198,9 +198,14 @@ class RunnerProcess:
         keep them off that CPU. Returns whether they are known to be stopped (resumed).
         Here, without cgroups: SIGSTOP/SIGCONT to its process group, which a process that
         left the group, or that another one sends SIGCONT, escapes: not known, False. A
-        runner in cgroups uses the freezer instead (sandbox.cgroup.GroupedRunner)."""
+        runner in cgroups uses the freezer instead (sandbox.cgroup.GroupedRunner). A SIGSTOP
+        lands when the runner next leaves the kernel: this waits (up to 50 ms) until it has,
+        so that what it was finishing (unmapping what it freed after its answer) is not
+        counted as running while paused (judge.throughput.paused reads its CPU next)."""
         if not self._done.is_set():
             self._signal_tree(signal.SIGSTOP if paused else signal.SIGCONT)
+            if paused:
+                _wait_stopped(self.pid, time.monotonic() + 0.05)
         return False
 
     def cpu_time_ns(self) -> int | None:
@@ -376,6 +381,19 @@ class PlainLauncher:
 
     def close(self) -> None:
         pass
+
+
+def _wait_stopped(pid: int, deadline: float) -> None:
+    """Until the process is stopped (or gone, or the deadline passed)."""
+    while time.monotonic() < deadline:
+        try:
+            with open(f"/proc/{pid}/stat", "rb") as f:
+                state = f.read().rpartition(b")")[2].split()[0]
+        except (OSError, IndexError):
+            return
+        if state in (b"T", b"t", b"Z", b"X"):
+            return
+        time.sleep(0.0002)
 
 
 def _reap(proc: subprocess.Popen) -> tuple[int, Usage]:
