@@ -3,7 +3,9 @@ problems."""
 
 from __future__ import annotations
 
+import contextlib
 import textwrap
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -95,6 +97,22 @@ def negatives(t):
     x = -torch.randint(1, 100, (5,), generator=t.rng)
     t.expect_equal(t.sub.double(x), t.ref.double(x), "double(x)")
 '''
+
+
+@contextlib.contextmanager
+def double_it_sessions(launcher, tmp_path: Path, code: str) -> Iterator:
+    """The grader's runner sessions (judge.grader.Sessions) for the tiny double-it problem
+    and ``code``, under ``tmp_path``; closed after."""
+    from judge.grader import Sessions
+
+    problem = load_problem(write_problem(tmp_path / "problems"))
+    root = tmp_path / "job"
+    root.mkdir()
+    sessions = Sessions(launcher, problem, root, code, "cpu")
+    try:
+        yield sessions
+    finally:
+        sessions.close()
 
 
 def write_problem(root: Path, *, slug: str = "double-it", number: int = 7,

@@ -603,15 +603,9 @@ def test_a_runner_without_cgroups_has_its_staging_read_in_cpu_time(launcher, tmp
     call came out milliseconds later than the reference's often enough to read as work
     moved into staging, and a correct solution was judged too slow (0.23x of a 0.4x bar).
     The runner's clock counts what it works, not what it waits, and stops with it."""
-    from judge.grader import Sessions
-    from judge.package import load_problem
-    from tests.conftest import write_problem
+    from tests.conftest import double_it_sessions
 
-    problem = load_problem(write_problem(tmp_path / "problems"))
-    root = tmp_path / "job"
-    root.mkdir()
-    sessions = Sessions(launcher, problem, root, SPIN_OR_NAP, "cpu")
-    try:
+    with double_it_sessions(launcher, tmp_path, SPIN_OR_NAP) as sessions:
         sub = sessions.get("sub")
 
         def cpu_s(fn: str, seconds: float) -> float:
@@ -624,8 +618,6 @@ def test_a_runner_without_cgroups_has_its_staging_read_in_cpu_time(launcher, tmp
         sub.timed_run("sub", "nap", [0.0], {}, 5.0)
         assert sub.last_stage_cpu_s is not None and 0 <= sub.last_stage_cpu_s < 0.1
         process = sub.process
-    finally:
-        sessions.close()
     process.wait(5.0)
     assert process.cpu_time_ns() is None  # never a clock of whatever reuses its pid
 

@@ -165,15 +165,10 @@ def test_a_paused_runner_and_what_it_left_running_stop(any_launcher, tmp_path):
     """While one side of a throughput comparison is timed the other side's runner is
     paused (judge/throughput.py): a process it left running, even in a session of its own,
     stops too, and goes on after."""
-    from judge.grader import Sessions
     from judge.throughput import paused
-    from tests.conftest import write_problem
+    from tests.conftest import double_it_sessions
 
-    problem = load_problem(write_problem(tmp_path / "problems"))
-    root = tmp_path / "job"
-    root.mkdir()
-    sessions = Sessions(any_launcher, problem, root, HOG, "cpu")
-    try:
+    with double_it_sessions(any_launcher, tmp_path, HOG) as sessions:
         sub = sessions.get("sub")
         assert sub.call("sub", "start_hog", [], {}).value is True
         count = sessions.jobs["sub"].dir / "count"
@@ -187,8 +182,6 @@ def test_a_paused_runner_and_what_it_left_running_stop(any_launcher, tmp_path):
             time.sleep(0.05)
             assert counted() == counted()  # frozen, the escaped process included
         assert counted() < counted()  # running again
-    finally:
-        sessions.close()
 
 
 HEAP = """
@@ -264,18 +257,13 @@ def test_the_paused_side_is_frozen_kept_off_the_timing_core_and_its_cpu_counted(
     the other side is timed), are kept off the timing core by their cpuset meanwhile, and
     the CPU time they use in the window is counted, so a window in which they ran anyway is
     known (judge/throughput.py throws such a pair away)."""
-    from judge.grader import Sessions
     from judge.throughput import TIMING_CPU, paused
     from sandbox.cgroup import parse_cpus
-    from tests.conftest import write_problem
+    from tests.conftest import double_it_sessions
 
     if warm_launcher.hierarchy is None or warm_launcher.hierarchy.freezer is None:
         pytest.skip("no cgroup freezer here")
-    problem = load_problem(write_problem(tmp_path / "problems"))
-    root = tmp_path / "job"
-    root.mkdir()
-    sessions = Sessions(warm_launcher, problem, root, RESUMERS, "cpu")
-    try:
+    with double_it_sessions(warm_launcher, tmp_path, RESUMERS) as sessions:
         sub = sessions.get("sub")
         assert len(sub.call("sub", "start", [kind], {}).value) == 4
         group = sub.process.group
@@ -297,5 +285,3 @@ def test_the_paused_side_is_frozen_kept_off_the_timing_core_and_its_cpu_counted(
         if group.cpuset is not None:  # let go again: everywhere it may run
             assert parse_cpus((group.cpuset / "cpuset.cpus").read_text()) == group.cpus
         assert sub.alive
-    finally:
-        sessions.close()
